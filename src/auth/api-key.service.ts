@@ -1,0 +1,103 @@
+import { DataSource } from 'typeorm';
+import { Page, PageRequest, toPage } from '../common/page';
+import { ApiError, badInput, notFound } from '../errors';
+import { ADMIN_KEY_QUOTA, Plan } from '../limits/plans';
+import { ApiKey } from './api-key.entity';
+import type { NewApiKeyInput } from './api-key.inputs';
+import type { AuthenticatedKey } from './caller';
+import { generateApiKey, hashApiKey, looksLikeApiKey } from './key-secret';
+import { ApiKeyRole } from './role';
+
+export interface IssuedKey {
+  /** The key itself: shown this once, never stored. */
+  key: string;
+  apiKey: ApiKey;
+}
+
+const toAuthenticated = (row: ApiKey): AuthenticatedKey => ({ id: row.id, role: row.role, plan: row.plan, quota: row.quota });
+
+export class ApiKeyService {
+  constructor(private readonly db: DataSource) {}
+
+  private get keys() {
+    return this.db.getRepository(ApiKey);
+  }
+
+  /** The key behind an X-API-Key header, or null when it is unknown or revoked. */
+  async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
+    if (!looksLikeApiKey(rawKey)) return null;
+    const row = await this.keys.findOneBy({ keyHash: hashApiKey(rawKey) });
+    return row && !row.revokedAt ? toAuthenticated(row) : null;
+  }
+
+  async create(input: NewApiKeyInput): Promise<IssuedKey> {
+    const custom = [input.requestsPerMinute, input.requestsPerDay].filter((figure) => figure != null);
+    if (input.plan === Plan.ENTERPRISE && custom.length !== 2) {
+      throw badInput('An ENTERPRISE key needs both requestsPerMinute and requestsPerDay');
+    }
+    if (input.plan !== Plan.ENTERPRISE && custom.length > 0) {
+      throw badInput(`requestsPerMinute and requestsPerDay are for ENTERPRISE keys; the ${input.plan.toUpperCase()} plan sets its own`);
+    }
+    const key = generateApiKey();
+    const apiKey = await this.keys.save(
+      this.keys.create({
+        name: input.name.trim(),
+        keyHash: hashApiKey(key),
+        plan: input.plan,
+        role: input.role,
+        customPerMinute: input.requestsPerMinute ?? null,
+        customPerDay: input.requestsPerDay ?? null,
+      }),
+    );
+    return { key, apiKey };
+  }
+
+  async list(page: PageRequest): Promise<Page<ApiKey>> {
+    const query = this.keys.createQueryBuilder('key').orderBy('key.id', 'ASC').limit(page.first + 1);
+    if (page.afterId) query.where('key.id > :afterId', { afterId: page.afterId });
+    return toPage(await query.getMany(), page.first);
+  }
+
+  count(): Promise<number> {
+    return this.keys.count();
+  }
+
+  findById(id: string): Promise<ApiKey | null> {
+    return this.keys.findOneBy({ id });
+  }
+
+  /** Revoking twice is harmless; the key that ADMIN_API_KEY configures is revoked by unsetting it. */
+  async revoke(id: string): Promise<ApiKey> {
+    const apiKey = await this.findById(id);
+    if (!apiKey) throw notFound(`API key ${id}`);
+    if (apiKey.fromEnvironment) {
+      throw new ApiError('FORBIDDEN', 'This key is set by ADMIN_API_KEY; change the configuration to revoke it');
+    }
+    if (!apiKey.revokedAt) {
+      apiKey.revokedAt = new Date();
+      await this.keys.save(apiKey);
+    }
+    return apiKey;
+  }
+
+  /**
+   * Makes the database agree with ADMIN_API_KEY: one admin row holding its hash, or, when it is
+   * unset, no valid row left from an earlier configuration. One statement each, so instances
+   * starting together cannot both insert.
+   */
+  async syncEnvironmentKey(rawKey: string | undefined): Promise<void> {
+    if (!rawKey) {
+      await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE from_environment AND revoked_at IS NULL');
+      return;
+    }
+    await this.db.query(
+      `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day, from_environment)
+       VALUES ('ADMIN_API_KEY', $1, $2, $3, $4, $5, true)
+       ON CONFLICT (from_environment) WHERE from_environment DO UPDATE
+         SET key_hash = EXCLUDED.key_hash, plan = EXCLUDED.plan, role = EXCLUDED.role,
+             requests_per_minute = EXCLUDED.requests_per_minute, requests_per_day = EXCLUDED.requests_per_day,
+             revoked_at = NULL`,
+      [hashApiKey(rawKey), Plan.ENTERPRISE, ApiKeyRole.ADMIN, ADMIN_KEY_QUOTA.perMinute, ADMIN_KEY_QUOTA.perDay],
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { validate } from 'class-validator';
+import { NewApiKeyInput } from '../auth/api-key.inputs';
+import { ApiKeyService } from '../auth/api-key.service';
+import { ApiKeyRole } from '../auth/role';
+import { loadConfig } from '../config';
+import { openDatabase } from '../db/database';
+import { describeViolations } from '../graphql/format-error';
+import { Plan } from '../limits/plans';
+
+const USAGE = `usage: npm run apikey -- create --name NAME --plan FREE|PRO|BUSINESS|ENTERPRISE
+         [--role client|admin] [--per-minute N --per-day N]   (custom figures: ENTERPRISE only)`;
+
+function oneOf<T extends string>(values: Record<string, T>, raw: string, option: string): T {
+  const value = Object.values(values).find((candidate) => candidate === raw.toLowerCase());
+  if (!value) throw new Error(`--${option}: expected one of ${Object.keys(values).join(', ')}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function figure(raw: string | undefined, option: string): number | null {
+  if (raw === undefined) return null;
+  if (!/^\d+$/.test(raw)) throw new Error(`--${option}: expected a whole number, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** Parses `create --name … --plan …` into the same input the createApiKey mutation takes. */
+export async function parseCreateCommand(argv: string[]): Promise<NewApiKeyInput> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      role: { type: 'string', default: 'client' },
+      'per-minute': { type: 'string' },
+      'per-day': { type: 'string' },
+    },
+  });
+  if (positionals[0] !== 'create' || positionals.length !== 1 || !values.name || !values.plan) throw new Error(USAGE);
+  const input = Object.assign(new NewApiKeyInput(), {
+    name: values.name,
+    plan: oneOf(Plan, values.plan, 'plan'),
+    role: oneOf(ApiKeyRole, values.role, 'role'),
+    requestsPerMinute: figure(values['per-minute'], 'per-minute'),
+    requestsPerDay: figure(values['per-day'], 'per-day'),
+  });
+  const violations = await validate(input, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (violations.length) throw new Error(describeViolations(violations));
+  return input;
+}
+
+/** `npm run apikey -- create …`: issues a key straight into the database, for bootstrapping a deployment. */
+async function main(): Promise<void> {
+  const input = await parseCreateCommand(process.argv.slice(2));
+  const config = loadConfig();
+  if (!config.databaseUrl) {
+    throw new Error('DATABASE_URL: expected the postgres:// URL of the deployment to add the key to, got nothing');
+  }
+  const database = await openDatabase(config);
+  try {
+    const { key, apiKey } = await new ApiKeyService(database.dataSource).create(input);
+    console.log(`Created API key ${apiKey.id} "${apiKey.name}" (${apiKey.plan.toUpperCase()}, ${apiKey.role}).`);
+    console.log('Send it as the X-API-Key header. It is shown only this once:');
+    console.log(key);
+  } finally {
+    await database.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

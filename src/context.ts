@@ -1,0 +1,42 @@
+import type { DataSource } from 'typeorm';
+import { ApiKeyService } from './auth/api-key.service';
+import type { Caller } from './auth/caller';
+import { createCatalogueLoaders } from './pets/catalogue.loaders';
+import { CategoryService } from './pets/category.service';
+import { PetService } from './pets/pet.service';
+import { InventoryService } from './store/inventory.service';
+import { createStoreLoaders } from './store/store.loaders';
+
+/** The services every resolver and REST route calls; one set per app. */
+export interface Services {
+  pets: PetService;
+  categories: CategoryService;
+  inventory: InventoryService;
+  apiKeys: ApiKeyService;
+}
+
+export function createServices(db: DataSource): Services {
+  return {
+    pets: new PetService(db),
+    categories: new CategoryService(db),
+    inventory: new InventoryService(db),
+    apiKeys: new ApiKeyService(db),
+  };
+}
+
+export type Loaders = ReturnType<typeof createCatalogueLoaders> & ReturnType<typeof createStoreLoaders>;
+
+/** What one GraphQL request sees: its caller, the services, and loaders no other request shares. */
+export interface Context {
+  caller: Caller;
+  services: Services;
+  loaders: Loaders;
+}
+
+export function createContext(caller: Caller, services: Services): Context {
+  return {
+    caller,
+    services,
+    loaders: { ...createCatalogueLoaders(services), ...createStoreLoaders(services) },
+  };
+}

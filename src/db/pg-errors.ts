@@ -1,0 +1,30 @@
+import { QueryFailedError } from 'typeorm';
+
+/** The SQLSTATE of a failed statement, when PostgreSQL refused it. */
+export function sqlState(error: unknown): string | undefined {
+  if (!(error instanceof QueryFailedError)) return undefined;
+  const code = (error.driverError as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** 23503: a referenced row is missing; 23001: ON DELETE RESTRICT kept a referenced row. */
+export const isForeignKeyViolation = (error: unknown) => ['23503', '23001'].includes(sqlState(error) ?? '');
+export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
+
+/** Socket-level failures: PostgreSQL is down, unreachable, or the pool could not connect in time. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection is not established|cannot use a pool after calling end|Client has encountered a connection error/i;
+
+/**
+ * True when a failure means the database cannot be reached right now (connection refused, dropped,
+ * timed out, shutting down, statement cancelled by its timeout): the request gets 503, not 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
+    const driverError = cause instanceof QueryFailedError ? (cause.driverError as Error) : cause;
+    const code = (driverError as { code?: unknown }).code;
+    if (typeof code === 'string' && (CONNECTION_ERRORS.has(code) || /^(08|57P0|57014)/.test(code))) return true;
+    if (CONNECTION_MESSAGES.test(driverError.message)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,85 @@
+import { GraphQLError } from 'graphql';
+
+/** Every error code the gateway sends, with its HTTP status (API.md §6). */
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  BAD_USER_INPUT: 400,
+  GRAPHQL_PARSE_FAILED: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
+  PERSISTED_QUERY_NOT_FOUND: 400,
+  PERSISTED_QUERY_NOT_SUPPORTED: 400,
+  OPERATION_RESOLUTION_FAILURE: 400,
+  QUERY_TOO_COMPLEX: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_API_KEY: 401,
+  FORBIDDEN: 403,
+  API_KEY_BANNED: 403,
+  CLIENT_BANNED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_ACCEPTABLE: 406,
+  INSUFFICIENT_STOCK: 409,
+  PET_NOT_AVAILABLE: 409,
+  ORDER_ALREADY_COMPLETE: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  CATEGORY_NOT_EMPTY: 409,
+  PET_HAS_ORDERS: 409,
+  GONE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The Error object of every REST body, and the `extensions` of every GraphQL error. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+}
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code);
+}
+
+/**
+ * The one error class the gateway raises on purpose. Thrown from a resolver it becomes a field
+ * error (HTTP 200, status in `extensions`); thrown before execution it sets the HTTP status.
+ */
+export class ApiError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Response headers that belong with this refusal, such as Retry-After or Allow. */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    const status = ERROR_STATUS[code];
+    super(message, { extensions: { code, status } });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = status;
+    this.headers = headers;
+  }
+
+  toBody(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+export const badInput = (message: string) => new ApiError('BAD_USER_INPUT', message);
+export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`);
+
+export const INTERNAL_ERROR_BODY: ErrorBody = Object.freeze({
+  code: 'INTERNAL_SERVER_ERROR',
+  message: 'Internal server error',
+  status: 500,
+});
+
+export const SERVICE_UNAVAILABLE_BODY: ErrorBody = Object.freeze({
+  code: 'SERVICE_UNAVAILABLE',
+  message: 'The database is unavailable; retry shortly',
+  status: 503,
+});

@@ -1,0 +1,23 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+
+/**
+ * API.md §6: a request refused before execution is sent with its error's status; errors
+ * raised while executing fields come in a 200 response (a database outage excepted: 503).
+ * Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
+ */
+export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          if (response.body.kind !== 'single') return;
+          const { data, errors } = response.body.singleResult;
+          if (!errors?.length) return;
+          const statuses = errors.map((error) => Number(error.extensions?.status));
+          if (data === undefined) response.http.status = statuses[0] || 500;
+          else if (statuses.includes(503)) response.http.status = 503;
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import type { GraphQLSchema } from 'graphql';
+import type { Config } from '../config';
+import type { Context } from '../context';
+import type { Logger } from '../logger';
+import { createErrorFormatter } from './format-error';
+import { httpStatusPlugin } from './http-status.plugin';
+import { queryLimitsPlugin } from './query-limits.plugin';
+
+const EXAMPLE_OPERATION = `query FirstPets {
+  pets(first: 5) {
+    nodes { id name status category { name } inventory { quantity } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`;
+
+export async function startGraphQLServer(
+  schema: GraphQLSchema,
+  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'production'>,
+  logger: Logger,
+): Promise<ApolloServer<Context>> {
+  const server = new ApolloServer<Context>({
+    schema,
+    introspection: config.introspection,
+    hideSchemaDetailsFromClientErrors: !config.introspection,
+    allowBatchedHttpRequests: false,
+    // A request carrying X-API-Key cannot be a simple cross-site form post.
+    csrfPrevention: { requestHeaders: ['x-api-key', 'x-apollo-operation-name', 'apollo-require-preflight'] },
+    maxRecursiveSelections: true,
+    includeStacktraceInErrorResponses: false,
+    // main.ts owns the signals: it stops HTTP, then GraphQL, then the database.
+    stopOnTerminationSignals: false,
+    formatError: createErrorFormatter(logger),
+    logger,
+    plugins: [
+      queryLimitsPlugin(schema, config.maxQueryCost),
+      httpStatusPlugin(),
+      config.production
+        ? ApolloServerPluginLandingPageDisabled()
+        : ApolloServerPluginLandingPageLocalDefault({ footer: false, document: EXAMPLE_OPERATION }),
+    ],
+  });
+  await server.start();
+  return server;
+}

@@ -1,0 +1,33 @@
+import { Field, ObjectType } from 'type-graphql';
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Int64ID } from '../common/id.scalar';
+import { Category } from './category.entity';
+import { PetStatus } from './pet-status';
+
+@Entity('pets')
+@ObjectType({ description: 'An animal in the catalogue.' })
+export class Pet {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  @Field(() => String, { description: "The animal's name, 1 to 100 characters." })
+  name!: string;
+
+  @Index()
+  @Column({ name: 'category_id', type: 'bigint' })
+  @Field(() => Int64ID, { description: 'ID of the category the animal belongs to.' })
+  categoryId!: string;
+
+  @ManyToOne(() => Category, { onDelete: 'RESTRICT', nullable: false })
+  @JoinColumn({ name: 'category_id' })
+  category?: Category;
+
+  @Column({ type: 'enum', enum: PetStatus, enumName: 'pet_status', default: PetStatus.AVAILABLE })
+  @Field(() => PetStatus, { description: 'Status of the pet, set by its creator; only an AVAILABLE pet can be ordered.' })
+  status!: PetStatus;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}

@@ -1,0 +1,67 @@
+import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { ApiKeyRole } from '../auth/role';
+import { Connection, connectionCost, toConnection } from '../common/connection';
+import { Int64ID } from '../common/id.scalar';
+import { pageRequest } from '../common/page';
+import { PagingArgs } from '../common/paging.args';
+import type { Context } from '../context';
+import { InventoryItem } from '../store/inventory-item.entity';
+import { Category } from './category.entity';
+import { Pet } from './pet.entity';
+import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
+
+@ObjectType({ description: 'A page of pets.' })
+export class PetConnection extends Connection(Pet, 'pet') {}
+
+@Resolver(() => Pet)
+export class PetResolver {
+  @Query(() => Pet, { nullable: true, description: 'One pet by id; null when there is none.' })
+  pet(@Arg('id', () => Int64ID, { description: "The pet's id." }) id: string, @Ctx() { loaders }: Context) {
+    return loaders.petById.load(id);
+  }
+
+  @Query(() => PetConnection, { complexity: connectionCost, description: 'Pets in id order, a page at a time.' })
+  async pets(
+    @Args() paging: PagingArgs,
+    @Arg('filter', () => PetFilterInput, { nullable: true, description: 'Only pets that match.' })
+    filter: PetFilterInput | null,
+    @Ctx() { services }: Context,
+  ) {
+    const page = await services.pets.list(filter ?? {}, pageRequest(paging));
+    return toConnection(page, () => services.pets.count(filter ?? {}));
+  }
+
+  @FieldResolver(() => Category, { description: 'The category the animal belongs to.' })
+  category(@Root() pet: Pet, @Ctx() { loaders }: Context) {
+    return loaders.categoryById.load(pet.categoryId);
+  }
+
+  @FieldResolver(() => InventoryItem, { description: "The pet's stock." })
+  inventory(@Root() pet: Pet, @Ctx() { loaders }: Context) {
+    return loaders.inventoryByPetId.load(pet.id);
+  }
+
+  @Authorized(ApiKeyRole.ADMIN)
+  @Mutation(() => Pet, { description: 'Adds a pet to the catalogue, with 0 units of stock. Admin only.' })
+  createPet(@Arg('input', () => NewPetInput, { description: 'The new pet.' }) input: NewPetInput, @Ctx() { services }: Context) {
+    return services.pets.create(input);
+  }
+
+  @Authorized(ApiKeyRole.ADMIN)
+  @Mutation(() => Pet, { description: 'Changes a pet. Admin only.' })
+  updatePet(
+    @Arg('id', () => Int64ID, { description: "The pet's id." }) id: string,
+    @Arg('input', () => PetUpdateInput, { description: 'The changes.' }) input: PetUpdateInput,
+    @Ctx() { services }: Context,
+  ) {
+    return services.pets.update(id, input);
+  }
+
+  @Authorized(ApiKeyRole.ADMIN)
+  @Mutation(() => Int64ID, {
+    description: 'Removes a pet and its stock; refused with PET_HAS_ORDERS while orders name it. Returns the id. Admin only.',
+  })
+  deletePet(@Arg('id', () => Int64ID, { description: "The pet's id." }) id: string, @Ctx() { services }: Context) {
+    return services.pets.delete(id);
+  }
+}

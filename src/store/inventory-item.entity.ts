@@ -1,0 +1,31 @@
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { Int64ID } from '../common/id.scalar';
+import { Pet } from '../pets/pet.entity';
+import { PetStatus } from '../pets/pet-status';
+
+export const MAX_STOCK = 1_000_000;
+
+@Entity('inventory_items')
+@Check('inventory_quantity_range', `"quantity" >= 0 AND "quantity" <= ${MAX_STOCK}`)
+@ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it." })
+export class InventoryItem {
+  @PrimaryColumn({ name: 'pet_id', type: 'bigint' })
+  @Field(() => Int64ID, { description: 'ID of the animal this entry tracks.' })
+  petId!: string;
+
+  @OneToOne(() => Pet, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'pet_id' })
+  pet?: Pet;
+
+  @Column({ type: 'integer', default: 0 })
+  @Field(() => Int, { description: `Current stock count, 0 to ${MAX_STOCK.toLocaleString('en')}.` })
+  quantity!: number;
+
+  @Column({ type: 'enum', enum: PetStatus, enumName: 'pet_status', default: PetStatus.SOLD })
+  @Field(() => PetStatus, {
+    description:
+      'Derived from the stock: AVAILABLE above zero; PENDING at zero with an open order for the pet; SOLD otherwise.',
+  })
+  status!: PetStatus;
+}

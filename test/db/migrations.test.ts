@@ -1,0 +1,32 @@
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { migrate } from '../../src/db/database';
+import { seedDemoCatalogue } from '../../src/db/seed';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.close());
+
+it('leaves nothing for TypeORM to change: the migrations match the entities', async () => {
+  const pending = await db.dataSource.driver.createSchemaBuilder().log();
+  expect(pending.upQueries.map((query) => query.query)).toEqual([]);
+});
+
+it('runs again without applying anything twice', async () => {
+  await migrate(db.dataSource);
+  const applied = await db.dataSource.query('SELECT name FROM migrations');
+  expect(applied).toHaveLength(db.dataSource.migrations.length);
+});
+
+it('loads the demo catalogue into an empty database once', async () => {
+  expect(await seedDemoCatalogue(db.dataSource)).toBe(true);
+  expect(await seedDemoCatalogue(db.dataSource)).toBe(false);
+  const [{ categories, pets, stock }] = await db.dataSource.query(
+    `SELECT (SELECT count(*)::int FROM categories) AS categories, (SELECT count(*)::int FROM pets) AS pets,
+            (SELECT count(*)::int FROM inventory_items) AS stock`,
+  );
+  expect({ categories, pets, stock }).toEqual({ categories: 5, pets: 20, stock: 20 });
+  const statuses = await db.dataSource.query('SELECT quantity, status FROM inventory_items');
+  for (const { quantity, status } of statuses) expect(status).toBe(quantity > 0 ? 'available' : 'sold');
+});

@@ -1,0 +1,44 @@
+import type { TestApp } from './app';
+import { gql } from './gql';
+
+/** Seed builders: they create through the API, as an admin would. */
+export async function createCategory(t: TestApp, name = 'Dogs', description?: string): Promise<string> {
+  const result = await gql(
+    t.url,
+    'mutation($input: NewCategory!) { createCategory(input: $input) { id } }',
+    { input: { name, description } },
+    { key: t.adminKey },
+  );
+  if (!result.data?.createCategory) throw new Error(JSON.stringify(result.body));
+  return result.data.createCategory.id;
+}
+
+export async function createPet(
+  t: TestApp,
+  categoryId: string,
+  name = 'Rex',
+  status?: 'AVAILABLE' | 'PENDING' | 'SOLD',
+): Promise<string> {
+  const result = await gql(
+    t.url,
+    'mutation($input: NewPet!) { createPet(input: $input) { id } }',
+    { input: { name, categoryId, status } },
+    { key: t.adminKey },
+  );
+  if (!result.data?.createPet) throw new Error(JSON.stringify(result.body));
+  return result.data.createPet.id;
+}
+
+export async function createApiKey(
+  t: TestApp,
+  input: { name?: string; plan?: string; role?: string; requestsPerMinute?: number; requestsPerDay?: number } = {},
+): Promise<{ key: string; id: string }> {
+  const result = await gql(
+    t.url,
+    'mutation($input: NewApiKey!) { createApiKey(input: $input) { key apiKey { id } } }',
+    { input: { name: 'test client', plan: 'FREE', ...input } },
+    { key: t.adminKey },
+  );
+  if (!result.data?.createApiKey) throw new Error(JSON.stringify(result.body));
+  return { key: result.data.createApiKey.key, id: result.data.createApiKey.apiKey.id };
+}
