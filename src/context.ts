@@ -5,6 +5,7 @@ import { createCatalogueLoaders } from './pets/catalogue.loaders';
 import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
 import { InventoryService } from './store/inventory.service';
+import { OrderService } from './store/order.service';
 import { createStoreLoaders } from './store/store.loaders';
 
 /** The services every resolver and REST route calls; one set per app. */
@@ -12,6 +13,7 @@ export interface Services {
   pets: PetService;
   categories: CategoryService;
   inventory: InventoryService;
+  orders: OrderService;
   apiKeys: ApiKeyService;
 }
 
@@ -20,6 +22,7 @@ export function createServices(db: DataSource): Services {
     pets: new PetService(db),
     categories: new CategoryService(db),
     inventory: new InventoryService(db),
+    orders: new OrderService(db),
     apiKeys: new ApiKeyService(db),
   };
 }

@@ -17,10 +17,6 @@ export class PageInfo {
   endCursor!: string | null;
 }
 
-interface Identified {
-  id: string;
-}
-
 /** The fields shared by every connection; `totalCount` runs its query only when asked for. */
 export interface ConnectionValue<T> {
   edges: { cursor: string; node: T }[];
@@ -61,8 +57,13 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
   return ConnectionType;
 }
 
-export function toConnection<T extends Identified>(page: Page<T>, countTotal: () => Promise<number>): ConnectionValue<T> {
-  const edges = page.rows.map((node) => ({ cursor: encodeCursor(node.id), node }));
+/** A page as a connection; cursors carry each node's id (`idOf` for nodes keyed otherwise). */
+export function toConnection<T>(
+  page: Page<T>,
+  countTotal: () => Promise<number>,
+  idOf: (node: T) => string = (node) => (node as { id: string }).id,
+): ConnectionValue<T> {
+  const edges = page.rows.map((node) => ({ cursor: encodeCursor(idOf(node)), node }));
   return {
     edges,
     nodes: page.rows,

@@ -7,8 +7,9 @@ import { authChecker } from '../auth/auth-checker';
 import { CategoryResolver } from '../pets/category.resolver';
 import { PetResolver } from '../pets/pet.resolver';
 import { InventoryResolver } from '../store/inventory.resolver';
+import { OrderResolver } from '../store/order.resolver';
 
-const RESOLVERS = [PetResolver, CategoryResolver, InventoryResolver, ApiKeyResolver] as const;
+const RESOLVERS = [PetResolver, CategoryResolver, InventoryResolver, OrderResolver, ApiKeyResolver] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 

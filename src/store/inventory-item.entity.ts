@@ -7,7 +7,8 @@ import { PetStatus } from '../pets/pet-status';
 export const MAX_STOCK = 1_000_000;
 
 @Entity('inventory_items')
-@Check('inventory_quantity_range', `"quantity" >= 0 AND "quantity" <= ${MAX_STOCK}`)
+// The floor is the invariant no concurrency may break; the ceiling bounds what an admin may set.
+@Check('inventory_never_negative', '"quantity" >= 0')
 @ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it." })
 export class InventoryItem {
   @PrimaryColumn({ name: 'pet_id', type: 'bigint' })
@@ -19,7 +20,7 @@ export class InventoryItem {
   pet?: Pet;
 
   @Column({ type: 'integer', default: 0 })
-  @Field(() => Int, { description: `Current stock count, 0 to ${MAX_STOCK.toLocaleString('en')}.` })
+  @Field(() => Int, { description: `Current stock count, never below 0; an admin sets it from 0 to ${MAX_STOCK.toLocaleString('en')}.` })
   quantity!: number;
 
   @Column({ type: 'enum', enum: PetStatus, enumName: 'pet_status', default: PetStatus.SOLD })

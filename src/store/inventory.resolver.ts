@@ -1,12 +1,47 @@
-import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { ApiKeyRole } from '../auth/role';
+import { Connection, connectionCost, toConnection } from '../common/connection';
+import { Int64ID } from '../common/id.scalar';
+import { pageRequest } from '../common/page';
+import { PagingArgs } from '../common/paging.args';
 import type { Context } from '../context';
 import { Pet } from '../pets/pet.entity';
 import { InventoryItem } from './inventory-item.entity';
+import { InventoryFilterInput, InventoryUpdateInput } from './store.inputs';
+
+@ObjectType({ description: 'A page of stock entries, in pet id order.' })
+export class InventoryConnection extends Connection(InventoryItem, 'stock entry', 'stock entries') {}
 
 @Resolver(() => InventoryItem)
 export class InventoryResolver {
+  @Query(() => InventoryItem, { nullable: true, description: "A pet's stock; null when there is no such pet." })
+  inventoryItem(@Arg('petId', () => Int64ID, { description: "The pet's id." }) petId: string, @Ctx() { loaders }: Context) {
+    return loaders.inventoryByPetId.load(petId);
+  }
+
+  @Query(() => InventoryConnection, { complexity: connectionCost, description: "Every pet's stock, in pet id order." })
+  async inventory(
+    @Args() paging: PagingArgs,
+    @Arg('filter', () => InventoryFilterInput, { nullable: true, description: 'Only stock that matches.' })
+    filter: InventoryFilterInput | null,
+    @Ctx() { services }: Context,
+  ) {
+    const page = await services.inventory.list(filter ?? {}, pageRequest(paging));
+    return toConnection(page, () => services.inventory.count(filter ?? {}), (item) => item.petId);
+  }
+
   @FieldResolver(() => Pet, { description: 'The animal this stock belongs to.' })
   pet(@Root() item: InventoryItem, @Ctx() { loaders }: Context) {
     return loaders.petById.load(item.petId);
+  }
+
+  @Authorized(ApiKeyRole.ADMIN)
+  @Mutation(() => InventoryItem, { description: "Sets a pet's stock count; its status is derived anew. Admin only." })
+  updateInventory(
+    @Arg('petId', () => Int64ID, { description: "The pet's id." }) petId: string,
+    @Arg('input', () => InventoryUpdateInput, { description: 'The new count.' }) input: InventoryUpdateInput,
+    @Ctx() { services }: Context,
+  ) {
+    return services.inventory.update(petId, input.quantity);
   }
 }

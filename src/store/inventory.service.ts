@@ -1,16 +1,92 @@
 import { DataSource, EntityManager, In } from 'typeorm';
+import { Page, PageRequest, toPage } from '../common/page';
+import { notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
 import { InventoryItem } from './inventory-item.entity';
+import { stockStatus } from './stock-status';
+
+export interface InventoryFilter {
+  status?: PetStatus | null;
+}
 
 export class InventoryService {
   constructor(private readonly db: DataSource) {}
 
+  private get items() {
+    return this.db.getRepository(InventoryItem);
+  }
+
   findByPetIds(petIds: readonly string[]): Promise<InventoryItem[]> {
-    return this.db.getRepository(InventoryItem).findBy({ petId: In([...petIds]) });
+    return this.items.findBy({ petId: In([...petIds]) });
+  }
+
+  async list(filter: InventoryFilter, page: PageRequest): Promise<Page<InventoryItem>> {
+    const query = this.matching(filter).orderBy('item.pet_id', 'ASC').limit(page.first + 1);
+    if (page.afterId) query.andWhere('item.pet_id > :afterId', { afterId: page.afterId });
+    return toPage(await query.getMany(), page.first);
+  }
+
+  count(filter: InventoryFilter): Promise<number> {
+    return this.matching(filter).getCount();
+  }
+
+  /** Sets a pet's stock count and re-derives its status, under the stock row's lock. */
+  update(petId: string, quantity: number): Promise<InventoryItem> {
+    return this.db.transaction(async (manager) => {
+      const stock = await lockStock(manager, petId);
+      if (!stock) throw notFound(`Pet ${petId}`);
+      return settleStock(manager, petId, quantity);
+    });
+  }
+
+  private matching(filter: InventoryFilter) {
+    const query = this.items.createQueryBuilder('item');
+    if (filter.status) query.where('item.status = :status', { status: filter.status });
+    return query;
   }
 }
 
 /** Every pet gets its stock in the transaction that creates it: zero units, hence SOLD. */
 export async function openStock(manager: EntityManager, petId: string): Promise<void> {
   await manager.insert(InventoryItem, { petId, quantity: 0, status: PetStatus.SOLD });
+}
+
+export interface LockedStock {
+  quantity: number;
+  petStatus: PetStatus;
+}
+
+/**
+ * Locks a pet's stock row until the transaction ends. Every change to stock or to a pet's open
+ * orders takes this lock first, so the derived status is always computed from settled figures.
+ */
+export async function lockStock(manager: EntityManager, petId: string): Promise<LockedStock | null> {
+  const rows: { quantity: number; pet_status: PetStatus }[] = await manager.query(
+    `SELECT i.quantity, p.status AS pet_status
+       FROM inventory_items i JOIN pets p ON p.id = i.pet_id
+      WHERE i.pet_id = $1
+        FOR UPDATE OF i`,
+    [petId],
+  );
+  return rows[0] ? { quantity: rows[0].quantity, petStatus: rows[0].pet_status } : null;
+}
+
+/**
+ * Writes a locked stock row's new quantity with its derived status (API.md §3). Pass
+ * `hasOpenOrder` when the caller knows it; otherwise it is read in the same transaction.
+ */
+export async function settleStock(
+  manager: EntityManager,
+  petId: string,
+  quantity: number,
+  hasOpenOrder?: boolean,
+): Promise<InventoryItem> {
+  const open =
+    hasOpenOrder ??
+    (
+      await manager.query('SELECT EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete) AS open', [petId])
+    )[0].open;
+  const item = Object.assign(new InventoryItem(), { petId, quantity, status: stockStatus(quantity, open) });
+  await manager.update(InventoryItem, { petId }, { quantity: item.quantity, status: item.status });
+  return item;
 }

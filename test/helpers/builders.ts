@@ -42,3 +42,28 @@ export async function createApiKey(
   if (!result.data?.createApiKey) throw new Error(JSON.stringify(result.body));
   return { key: result.data.createApiKey.key, id: result.data.createApiKey.apiKey.id };
 }
+
+export async function setStock(t: TestApp, petId: string, quantity: number): Promise<void> {
+  const result = await gql(
+    t.url,
+    'mutation($petId: ID!, $q: Int!) { updateInventory(petId: $petId, input: { quantity: $q }) { quantity } }',
+    { petId, q: quantity },
+    { key: t.adminKey },
+  );
+  if (!result.data?.updateInventory) throw new Error(JSON.stringify(result.body));
+}
+
+export const PLACE_ORDER = `mutation($input: NewOrder!, $key: String) {
+  placeOrder(input: $input, idempotencyKey: $key) { id petId quantity shipDate complete }
+}`;
+
+export function placeOrder(t: TestApp, key: string, petId: string, quantity = 1, idempotencyKey?: string, shipDate?: string) {
+  return gql(t.url, PLACE_ORDER, { input: { petId, quantity, shipDate }, key: idempotencyKey }, { key });
+}
+
+/** A category with one AVAILABLE pet holding `stock` units. */
+export async function stockedPet(t: TestApp, stock: number, name = 'Rex'): Promise<string> {
+  const petId = await createPet(t, await createCategory(t, `${name}'s kind`), name);
+  await setStock(t, petId, stock);
+  return petId;
+}

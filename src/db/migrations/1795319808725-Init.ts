@@ -64,10 +64,7 @@ export class Init1795319808725 implements MigrationInterface {
                 "pet_id" bigint NOT NULL,
                 "quantity" integer NOT NULL DEFAULT '0',
                 "status" "public"."pet_status" NOT NULL DEFAULT 'sold',
-                CONSTRAINT "inventory_quantity_range" CHECK (
-                    "quantity" >= 0
-                    AND "quantity" <= 1000000
-                ),
+                CONSTRAINT "inventory_never_negative" CHECK ("quantity" >= 0),
                 CONSTRAINT "PK_a638364357454c2699511e32cf3" PRIMARY KEY ("pet_id")
             )
         `);

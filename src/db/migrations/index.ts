@@ -1,4 +1,5 @@
 import { Init1795319808725 } from './1795319808725-Init';
+import { IdempotencyKeys1795322186073 } from './1795322186073-IdempotencyKeys';
 
 /** Every migration, in order. Listed explicitly so that builds, tests and the CLI agree. */
-export const MIGRATIONS: Function[] = [Init1795319808725];
+export const MIGRATIONS: Function[] = [Init1795319808725, IdempotencyKeys1795322186073];

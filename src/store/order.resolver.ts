@@ -1,0 +1,76 @@
+import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { ApiKeyRole } from '../auth/role';
+import { Connection, connectionCost, toConnection } from '../common/connection';
+import { Int64ID } from '../common/id.scalar';
+import { pageRequest } from '../common/page';
+import { PagingArgs } from '../common/paging.args';
+import type { Context } from '../context';
+import { Pet } from '../pets/pet.entity';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency';
+import { Order } from './order.entity';
+import { orderScopeOf } from './order-scope';
+import { NewOrderInput, OrderFilterInput } from './store.inputs';
+
+@ObjectType({ description: 'A page of orders, newest first.' })
+export class OrderConnection extends Connection(Order, 'order') {}
+
+@Resolver(() => Order)
+export class OrderResolver {
+  @Query(() => Order, {
+    nullable: true,
+    description: "One order by id: your own, or any for an admin; null otherwise. Needs a key.",
+  })
+  order(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { caller, services }: Context) {
+    return services.orders.findVisible(id, orderScopeOf(caller));
+  }
+
+  @Query(() => OrderConnection, {
+    complexity: connectionCost,
+    description: "Your orders (an admin's: every order), newest first. Needs a key.",
+  })
+  async orders(
+    @Args() paging: PagingArgs,
+    @Arg('filter', () => OrderFilterInput, { nullable: true, description: 'Only orders that match.' }) filter: OrderFilterInput | null,
+    @Ctx() { caller, services }: Context,
+  ) {
+    const scope = orderScopeOf(caller);
+    const page = await services.orders.list(scope, filter ?? {}, pageRequest(paging));
+    return toConnection(page, () => services.orders.count(scope, filter ?? {}));
+  }
+
+  @FieldResolver(() => Pet, { description: 'The animal ordered.' })
+  pet(@Root() order: Order, @Ctx() { loaders }: Context) {
+    return loaders.petById.load(order.petId);
+  }
+
+  @Authorized()
+  @Mutation(() => Order, {
+    description:
+      'Takes units of an AVAILABLE pet from stock and opens an order, atomically. A retry with the same idempotency key and input returns the same order and takes no stock again. Needs a key.',
+  })
+  placeOrder(
+    @Arg('input', () => NewOrderInput, { description: 'What to order.' }) input: NewOrderInput,
+    @Arg('idempotencyKey', () => String, {
+      nullable: true,
+      description: `Makes retries safe: 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, unique per order you mean to place, remembered for 24 hours per API key.`,
+    })
+    idempotencyKey: string | null,
+    @Ctx() { caller, services }: Context,
+  ) {
+    return services.orders.place(orderScopeOf(caller), input, idempotencyKey);
+  }
+
+  @Authorized(ApiKeyRole.ADMIN)
+  @Mutation(() => Order, { description: 'Marks an open order complete (fulfilled). Admin only.' })
+  completeOrder(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { services }: Context) {
+    return services.orders.complete(id);
+  }
+
+  @Authorized()
+  @Mutation(() => Int64ID, {
+    description: "Cancels an open order: its units return to stock and the order is removed. Your own orders, or any for an admin. Returns the id.",
+  })
+  cancelOrder(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { caller, services }: Context) {
+    return services.orders.cancel(id, orderScopeOf(caller));
+  }
+}
