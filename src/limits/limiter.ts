@@ -1,17 +1,29 @@
 /**
  * The rate-limit policy (API.md §5), in one place for GraphQL and REST.
  *
+ *   const { store, fieldStore, close } = await createLimiterStore({ redisUrl, logger });
  *   const limiter = new RateLimiter(store, { threshold: 10, durationMs: 900_000 });
  *   const decision = await limiter.check(identityOf(caller), quotaOfCaller(caller));
  *   res.set(rateLimitHeaders(decision));
  *   if (decision.kind === 'limited') → 429 RATE_LIMITED; if 'banned' → 403 API_KEY_BANNED / CLIENT_BANNED
  *
- * - An identity has a minute and a day window (window.ts). A request is accepted only when both
- *   have room, and then counts once in both; a refused request counts in neither.
+ *   limiter.peek(identity, quota)   → QuotaView, counting nothing (the `rateLimit` query)
+ *   limiter.bannedUntil(identity)   → epoch ms or null (an API key's `bannedUntil`)
+ *   limiter.unban(identity)         → lifts the ban and forgets the refusals, not the windows
+ *   store.status()                  → 'ok' | 'degraded' (for /readyz)
+ *   createFieldLimiter(fieldStore).limit(identity, 'placeOrder', { max: 10, windowMs: 60_000 })
+ *                                   → undefined, or the refusal message (field-limiter.ts)
+ *
+ * - An identity has a minute and a day window (window.ts), each starting at its first counted
+ *   request and freeing exactly `lengthMs` later. A request is accepted only when both have
+ *   room, and then counts once in both; a refused request counts in neither.
  * - `reported` is the window the X-RateLimit-* headers describe: the refusing window on
  *   `limited`, otherwise the one that will run out first (fewest left, then earliest reset).
- * - Refusals 1..threshold are `limited`; the next starts a ban of `durationMs` and is `banned`,
- *   as is every request during the ban, which nothing lengthens (limiter-store.ts has the rest).
+ * - A refusal names the full window that frees last. Refusals 1..threshold are `limited`; the
+ *   next starts a ban of `durationMs` and is `banned`, as is every request during the ban, which
+ *   nothing lengthens. The refusal count restarts when the refusing window frees, and when a
+ *   ban starts (each ban is earned afresh). limiter-store.ts has the state machine.
+ * - `reported` on a ban is the window that runs out first, as for an accepted request.
  * - `retryAfterSeconds` is whole seconds, rounded up and at least 1: until the refusing window
  *   frees on `limited`, until the ban ends on `banned`.
  *
