@@ -1,0 +1,105 @@
+import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
+import { refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
+
+interface Counter {
+  count: number;
+  resetAt: number;
+}
+
+interface Entry {
+  windows: Map<string, Counter>;
+  refusals?: Counter;
+  bannedUntil?: number;
+  /** When everything in this entry has expired and it can be dropped. */
+  expiresAt: number;
+}
+
+const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * The limiter state of this process. Each call runs to completion without awaiting, so it is
+ * atomic within the process. Expired entries are swept lazily, at most once a minute of the
+ * callers' clock, so memory stays proportional to the identities seen in the last day.
+ */
+export class MemoryLimiterStore implements LimiterStore {
+  private readonly entries = new Map<string, Entry>();
+  private lastSweep = -Infinity;
+
+  /** Identities currently held (after the last sweep). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Memory cannot become unreachable. */
+  status(): StoreStatus {
+    return 'ok';
+  }
+
+  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    this.sweep(now);
+    const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
+    const windows = this.states(entry, specs, now);
+    if (entry.bannedUntil !== undefined && entry.bannedUntil > now) {
+      return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
+    }
+
+    const refusing = refusingWindow(windows);
+    if (refusing === undefined) {
+      for (const state of windows) {
+        const counter = entry.windows.get(state.name);
+        const running = counter !== undefined && counter.resetAt > now;
+        entry.windows.set(state.name, { count: running ? counter.count + 1 : 1, resetAt: state.resetAt });
+        state.remaining -= 1;
+        entry.expiresAt = Math.max(entry.expiresAt, state.resetAt);
+      }
+      this.entries.set(identity, entry);
+      return { kind: 'allowed', windows };
+    }
+
+    const previous = entry.refusals !== undefined && entry.refusals.resetAt > now ? entry.refusals.count : 0;
+    if (previous + 1 > ban.threshold) {
+      entry.refusals = undefined;
+      entry.bannedUntil = now + ban.durationMs;
+      entry.expiresAt = Math.max(entry.expiresAt, entry.bannedUntil);
+      this.entries.set(identity, entry);
+      return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
+    }
+    // The count lives until the refusing window frees: a client that waits for it starts afresh.
+    entry.refusals = { count: previous + 1, resetAt: refusing.resetAt };
+    entry.expiresAt = Math.max(entry.expiresAt, refusing.resetAt);
+    this.entries.set(identity, entry);
+    return { kind: 'limited', windows, refusedBy: refusing.name };
+  }
+
+  async peek(identity: string, specs: WindowSpec[], now: number): Promise<WindowState[]> {
+    const entry = this.entries.get(identity);
+    return entry ? this.states(entry, specs, now) : specs.map((spec) => windowState(spec, 0, null, now));
+  }
+
+  async bannedUntil(identity: string, now: number): Promise<number | null> {
+    const until = this.entries.get(identity)?.bannedUntil;
+    return until !== undefined && until > now ? until : null;
+  }
+
+  async unban(identity: string): Promise<void> {
+    const entry = this.entries.get(identity);
+    if (!entry) return;
+    entry.bannedUntil = undefined;
+    entry.refusals = undefined;
+  }
+
+  private states(entry: Entry, specs: WindowSpec[], now: number): WindowState[] {
+    return specs.map((spec) => {
+      const counter = entry.windows.get(spec.name);
+      return windowState(spec, counter?.count ?? 0, counter?.resetAt ?? null, now);
+    });
+  }
+
+  private sweep(now: number): void {
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    for (const [identity, entry] of this.entries) {
+      if (entry.expiresAt <= now) this.entries.delete(identity);
+    }
+  }
+}

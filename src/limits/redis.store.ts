@@ -1,0 +1,81 @@
+import type { Redis } from 'ioredis';
+import type { BanPolicy, LimiterStore, StoreOutcome } from './limiter-store';
+import { HIT_SCRIPT, PEEK_SCRIPT } from './redis.scripts';
+import { type WindowSpec, type WindowState, windowState } from './window';
+
+type Reply = (string | number)[];
+
+/** The commands defineCommand adds; ioredis runs them by EVALSHA, loading the script on NOSCRIPT. */
+interface LimiterCommands {
+  rateLimitHit(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<Reply>;
+  rateLimitPeek(numKeys: number, ...keys: string[]): Promise<number[]>;
+}
+
+/**
+ * Limiter state in Redis, shared by every gateway instance. Each hit is one script run
+ * (redis.scripts.ts). An identity's keys share the hash tag `{identity}`, so they live in one
+ * cluster slot, as a multi-key script requires.
+ */
+export class RedisLimiterStore implements LimiterStore {
+  private readonly commands: LimiterCommands;
+
+  constructor(
+    private readonly redis: Redis,
+    /** Distinguishes deployments (or test runs) sharing one Redis. */
+    private readonly prefix = 'rl',
+  ) {
+    if (!('rateLimitHit' in redis)) {
+      redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
+      redis.defineCommand('rateLimitPeek', { lua: PEEK_SCRIPT, readOnly: true });
+    }
+    this.commands = redis as unknown as LimiterCommands;
+  }
+
+  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    const at = Math.trunc(now);
+    const keys = [
+      ...specs.map((spec) => this.key(identity, spec.name)),
+      this.key(identity, 'refusals'),
+      this.key(identity, 'ban'),
+    ];
+    const windowArgs = specs.flatMap((spec) => [spec.limit, spec.lengthMs]);
+    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs];
+    const [kind, extra, ...raw] = await this.commands.rateLimitHit(keys.length, ...keys, ...args);
+    const windows = states(specs, raw.map(Number), at);
+    switch (kind) {
+      case 'allowed':
+        return { kind, windows };
+      case 'limited':
+        return { kind, windows, refusedBy: specs[Number(extra) - 1].name };
+      case 'banned':
+        return { kind, windows, bannedUntil: Number(extra) };
+      default:
+        throw new Error(`expected allowed, limited or banned from the hit script, got ${String(kind)}`);
+    }
+  }
+
+  async peek(identity: string, specs: WindowSpec[], now: number): Promise<WindowState[]> {
+    const keys = specs.map((spec) => this.key(identity, spec.name));
+    const raw = await this.commands.rateLimitPeek(keys.length, ...keys);
+    return states(specs, raw.map(Number), Math.trunc(now));
+  }
+
+  async bannedUntil(identity: string, now: number): Promise<number | null> {
+    const until = Number(await this.redis.get(this.key(identity, 'ban')));
+    return until > now ? until : null;
+  }
+
+  async unban(identity: string): Promise<void> {
+    await this.redis.del(this.key(identity, 'ban'), this.key(identity, 'refusals'));
+  }
+
+  /** `rl:{key:42}:minute`: the braces are the cluster hash tag. */
+  key(identity: string, part: string): string {
+    return `${this.prefix}:{${identity}}:${part}`;
+  }
+}
+
+/** Pairs of (count, reset) from a script reply, reset 0 meaning the window is not running. */
+function states(specs: WindowSpec[], raw: number[], now: number): WindowState[] {
+  return specs.map((spec, i) => windowState(spec, raw[2 * i], raw[2 * i + 1] === 0 ? null : raw[2 * i + 1], now));
+}

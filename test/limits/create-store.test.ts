@@ -1,0 +1,45 @@
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { createLimiterStore } from '../../src/limits/create-store';
+import { RateLimiter } from '../../src/limits/limiter';
+import { captureLog } from './helpers/log-capture';
+import { freePort } from './helpers/redis-server';
+
+const QUOTA = { perMinute: 2, perDay: 100 };
+const BAN = { threshold: 10, durationMs: 900_000 };
+
+describe('createLimiterStore', () => {
+  it('keeps everything in memory without a Redis URL', async () => {
+    const stores = await createLimiterStore({ logger: pino({ level: 'silent' }) });
+    expect(stores.backend).toBe('memory');
+    expect(stores.store.status()).toBe('ok');
+    const limiter = new RateLimiter(stores.store, BAN);
+    const kinds = [];
+    for (let i = 0; i < 3; i++) kinds.push((await limiter.check('ip:127.0.0.1', QUOTA)).kind);
+    expect(kinds).toEqual(['allowed', 'allowed', 'limited']);
+    await stores.close();
+  });
+
+  it('starts degraded, limiting from memory, when Redis does not answer at start-up', async () => {
+    // A port nobody listens on.
+    const log = captureLog();
+    const started = performance.now();
+    const stores = await createLimiterStore({
+      redisUrl: `redis://127.0.0.1:${await freePort()}`,
+      logger: log.logger,
+      readyWithinMs: 300,
+    });
+    try {
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(stores.backend).toBe('redis');
+      expect(stores.store.status()).toBe('degraded');
+      expect(log.messages('warn')).toHaveLength(1);
+      const limiter = new RateLimiter(stores.store, BAN);
+      const kinds = [];
+      for (let i = 0; i < 3; i++) kinds.push((await limiter.check('ip:127.0.0.1', QUOTA)).kind);
+      expect(kinds).toEqual(['allowed', 'allowed', 'limited']);
+    } finally {
+      await stores.close();
+    }
+  });
+});

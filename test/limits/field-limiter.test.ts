@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { FieldLimitStore } from '../../src/limits/field-limit.store';
+import { createFieldLimiter, type FieldLimiter } from '../../src/limits/field-limiter';
+
+const PER_MINUTE = { max: 10, windowMs: 60_000 };
+const redisUrl = process.env.REDIS_URL;
+const prefix = `rlf-test-${randomBytes(4).toString('hex')}`;
+
+let counter = 0;
+const freshIdentity = () => `key:${process.pid}-${counter++}`;
+
+async function concurrently(limiter: FieldLimiter, identity: string, n: number): Promise<(string | undefined)[]> {
+  return Promise.all(Array.from({ length: n }, () => limiter.limit(identity, 'placeOrder', PER_MINUTE)));
+}
+
+const admitted = (answers: (string | undefined)[]) => answers.filter((answer) => answer === undefined).length;
+
+describe('field limiter in memory', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('admits exactly max of 30 concurrent calls and names the limit in the refusal', async () => {
+    const answers = await concurrently(createFieldLimiter(new FieldLimitStore()), freshIdentity(), 30);
+    expect(admitted(answers)).toBe(10);
+    expect(answers.filter(Boolean)).toEqual(
+      Array<string>(20).fill('Too many placeOrder calls: at most 10 per minute; retry later'),
+    );
+  });
+
+  it('limits each caller and each field apart', async () => {
+    const limiter = createFieldLimiter(new FieldLimitStore());
+    const identity = freshIdentity();
+    await concurrently(limiter, identity, 10);
+    expect(await limiter.limit(identity, 'placeOrder', PER_MINUTE)).toBeDefined();
+    expect(await limiter.limit(identity, 'createApiKey', PER_MINUTE)).toBeUndefined();
+    expect(await limiter.limit(freshIdentity(), 'placeOrder', PER_MINUTE)).toBeUndefined();
+  });
+
+  it('admits again once the window has passed, refused calls not counting', async () => {
+    const now = jest.spyOn(Date, 'now');
+    const limiter = createFieldLimiter(new FieldLimitStore());
+    const identity = freshIdentity();
+    const start = 1_700_000_000_000;
+    now.mockReturnValue(start);
+    expect(admitted(await concurrently(limiter, identity, 10))).toBe(10);
+    now.mockReturnValue(start + 30_000);
+    expect(admitted(await concurrently(limiter, identity, 5))).toBe(0);
+    now.mockReturnValue(start + 59_999);
+    expect(await limiter.limit(identity, 'placeOrder', PER_MINUTE)).toBeDefined();
+    now.mockReturnValue(start + 60_000);
+    expect(admitted(await concurrently(limiter, identity, 12))).toBe(10);
+  });
+
+  it('refuses a limit below 1, which the library would read as its default of 5', async () => {
+    const limiter = createFieldLimiter(new FieldLimitStore());
+    await expect(limiter.limit('key:1', 'placeOrder', { max: 0, windowMs: 60_000 })).rejects.toThrow(
+      'expected a field limit of at least 1, got 0',
+    );
+  });
+});
+
+if (redisUrl) {
+  describe('field limiter over Redis', () => {
+    let redis: Redis;
+    beforeAll(() => {
+      redis = new Redis(redisUrl);
+    });
+    afterAll(async () => {
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ match: `${prefix}:*` })) keys.push(...(batch as string[]));
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
+
+    it('admits exactly max of 30 concurrent calls', async () => {
+      const store = new FieldLimitStore({ redis, prefix });
+      const answers = await concurrently(createFieldLimiter(store), freshIdentity(), 30);
+      expect(admitted(answers)).toBe(10);
+    });
+
+    it('keeps the timestamps under a hash-tagged key that expires with the window', async () => {
+      const identity = freshIdentity();
+      await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE);
+      const key = `${prefix}:{${identity}}:placeOrder`;
+      expect(JSON.parse((await redis.get(key)) as string)).toHaveLength(1);
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    });
+
+    it('shares the count between instances', async () => {
+      const other = new Redis(redisUrl);
+      try {
+        const identity = freshIdentity();
+        const first = createFieldLimiter(new FieldLimitStore({ redis, prefix }));
+        const second = createFieldLimiter(new FieldLimitStore({ redis: other, prefix }));
+        expect(admitted(await concurrently(first, identity, 10))).toBe(10);
+        expect(await second.limit(identity, 'placeOrder', PER_MINUTE)).toBeDefined();
+      } finally {
+        await other.quit();
+      }
+    });
+  });
+}

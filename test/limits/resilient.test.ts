@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { createLimiterStore, type LimiterStores } from '../../src/limits/create-store';
+import { createFieldLimiter } from '../../src/limits/field-limiter';
+import { type Decision, RateLimiter } from '../../src/limits/limiter';
+import { RedisLimiterStore } from '../../src/limits/redis.store';
+import { windowsFor } from '../../src/limits/window';
+import { captureLog, type CapturedLog } from './helpers/log-capture';
+import { type RedisServer, redisServer } from './helpers/redis-server';
+
+/**
+ * The limiter against a redis-server of its own, which the tests kill, restart and freeze.
+ * Another client plays a second gateway instance, to see what is shared through Redis.
+ */
+const QUOTA = { perMinute: 5, perDay: 100 };
+const BAN = { threshold: 100, durationMs: 900_000 };
+const FAST_MS = 500;
+
+async function timedCheck(limiter: RateLimiter, identity: string): Promise<{ decision: Decision; ms: number }> {
+  const started = performance.now();
+  const decision = await limiter.check(identity, QUOTA);
+  return { decision, ms: performance.now() - started };
+}
+
+async function eventually(condition: () => boolean | Promise<boolean>, withinMs = 10_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`expected the condition within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What another instance sees of `identity` in Redis. */
+async function sharedRemaining(url: string, prefix: string, identity: string): Promise<number> {
+  const other = new Redis(url);
+  try {
+    const [minute] = await new RedisLimiterStore(other, prefix).peek(identity, windowsFor(QUOTA), Date.now());
+    return minute.remaining;
+  } finally {
+    other.disconnect();
+  }
+}
+
+describe('the limiter store when Redis dies and comes back', () => {
+  const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
+  let server: RedisServer;
+  let stores: LimiterStores;
+  let limiter: RateLimiter;
+  let log: CapturedLog;
+
+  beforeAll(async () => {
+    server = await redisServer();
+    await server.start();
+    log = captureLog();
+    stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
+    limiter = new RateLimiter(stores.store, BAN);
+  });
+  afterAll(async () => {
+    await stores.close();
+    await server.kill();
+  });
+
+  it('shares limits through Redis while it answers', async () => {
+    expect(stores.backend).toBe('redis');
+    expect(stores.store.status()).toBe('ok');
+    for (let i = 0; i < 3; i++) expect((await limiter.check('key:shared', QUOTA)).kind).toBe('allowed');
+    expect(await sharedRemaining(server.url, prefix, 'key:shared')).toBe(2);
+  });
+
+  it('answers every request within a fraction of a second from memory once Redis is killed', async () => {
+    await server.kill();
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push(await timedCheck(limiter, 'key:outage'));
+    for (const { ms } of results) expect(ms).toBeLessThan(FAST_MS);
+    // Per-instance limits: this instance's memory admits the quota, then refuses.
+    expect(results.map((r) => r.decision.kind)).toEqual([
+      ...Array<string>(5).fill('allowed'),
+      ...Array<string>(3).fill('limited'),
+    ]);
+    expect(stores.store.status()).toBe('degraded');
+    expect(log.messages('warn')).toHaveLength(1);
+  });
+
+  it('keeps field limits working from memory during the outage', async () => {
+    const fields = createFieldLimiter(stores.fieldStore);
+    const started = performance.now();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await fields.limit('key:outage', 'placeOrder', { max: 2, windowMs: 60_000 }));
+    expect(performance.now() - started).toBeLessThan(FAST_MS);
+    expect(answers.map((a) => a === undefined)).toEqual([true, true, false]);
+  });
+
+  it('goes back to shared limits, with one log line, when Redis returns', async () => {
+    await server.start();
+    await eventually(() => stores.store.status() === 'ok');
+    expect(log.messages('info')).toHaveLength(1);
+    expect(log.messages('warn')).toHaveLength(1);
+    for (let i = 0; i < 4; i++) expect((await limiter.check('key:after', QUOTA)).kind).toBe('allowed');
+    expect(await sharedRemaining(server.url, prefix, 'key:after')).toBe(1);
+  });
+});
+
+describe('the limiter store when Redis hangs', () => {
+  const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
+  let server: RedisServer;
+  let stores: LimiterStores;
+  let limiter: RateLimiter;
+  let log: CapturedLog;
+
+  beforeAll(async () => {
+    server = await redisServer();
+    await server.start();
+    log = captureLog();
+    stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
+    limiter = new RateLimiter(stores.store, { threshold: 0, durationMs: 900_000 });
+  });
+  afterAll(async () => {
+    server.resume();
+    await stores.close();
+    await server.kill();
+  });
+
+  it('answers within a fraction of a second while Redis does not answer at all', async () => {
+    await limiter.check('key:banned', { perMinute: 1, perDay: 100 });
+    expect((await limiter.check('key:banned', { perMinute: 1, perDay: 100 })).kind).toBe('banned');
+    server.pause();
+    for (let i = 0; i < 5; i++) expect((await timedCheck(limiter, 'key:hung')).ms).toBeLessThan(FAST_MS);
+    expect(stores.store.status()).toBe('degraded');
+    expect(log.messages('warn')).toHaveLength(1);
+  });
+
+  it('applies an unban made during the outage once Redis answers again', async () => {
+    const started = performance.now();
+    await limiter.unban('key:banned');
+    expect(performance.now() - started).toBeLessThan(FAST_MS);
+    // Still banned in Redis: the unban waits there until Redis answers.
+    server.resume();
+    await eventually(() => stores.store.status() === 'ok');
+    const other = new Redis(server.url);
+    try {
+      const shared = new RedisLimiterStore(other, prefix);
+      await eventually(async () => (await shared.bannedUntil('key:banned', Date.now())) === null);
+    } finally {
+      other.disconnect();
+    }
+    expect(await limiter.bannedUntil('key:banned')).toBeNull();
+  });
+});
