@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { ApiKeyService } from './auth/api-key.service';
 import type { Caller } from './auth/caller';
+import type { FieldLimiter } from './limits/field-limiter';
+import type { Decision, RateLimiter } from './limits/limiter';
 import { createCatalogueLoaders } from './pets/catalogue.loaders';
 import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
@@ -15,10 +17,13 @@ export interface Services {
   inventory: InventoryService;
   orders: OrderService;
   apiKeys: ApiKeyService;
+  limiter: RateLimiter;
+  fieldLimiter: FieldLimiter;
 }
 
-export function createServices(db: DataSource): Services {
+export function createServices(db: DataSource, limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter }): Services {
   return {
+    ...limits,
     pets: new PetService(db),
     categories: new CategoryService(db),
     inventory: new InventoryService(db),
@@ -34,12 +39,15 @@ export interface Context {
   caller: Caller;
   services: Services;
   loaders: Loaders;
+  /** The limiter's decision on this request, when it went through the limiter. */
+  quota?: Decision;
 }
 
-export function createContext(caller: Caller, services: Services): Context {
+export function createContext(caller: Caller, services: Services, quota?: Decision): Context {
   return {
     caller,
     services,
+    quota,
     loaders: { ...createCatalogueLoaders(services), ...createStoreLoaders(services) },
   };
 }

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { generateApiKey } from './auth/key-secret';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db/database';
 import { seedDemoCatalogue } from './db/seed';
+import { createHttpServer } from './http/http-server';
+import { shutDown } from './http/shutdown';
 import { createLogger } from './logger';
 
 /** Start-up only: config → database → app → listen → shutdown hooks. */
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
     logger.info('loaded the demo catalogue into the empty embedded database');
   }
 
-  const server = createServer(app.express);
+  const server = createHttpServer(app.express);
   const host = process.env.HOST ?? '127.0.0.1';
   await new Promise<void>((resolve) => server.listen(config.port, host, resolve));
   const { port } = server.address() as AddressInfo;
@@ -32,17 +33,23 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app.stop();
-    await database.close();
-    process.exit(0);
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    shutDown({ server, stopApp: () => app.stop(), closeDatabase: () => database.close(), logger }).then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 main().catch((error: unknown) => {

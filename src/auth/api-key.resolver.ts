@@ -1,9 +1,12 @@
-import { Arg, Args, Authorized, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
 import type { Context } from '../context';
+import { notFound } from '../errors';
+import { FieldRateLimit } from '../limits/field-limit';
+import { identityOf } from '../limits/identity';
 import { ApiKey } from './api-key.entity';
 import { NewApiKeyInput } from './api-key.inputs';
 import { ApiKeyRole } from './role';
@@ -29,7 +32,8 @@ export class ApiKeyResolver {
     return toConnection(page, () => services.apiKeys.count());
   }
 
-  @Mutation(() => IssuedApiKey, { description: 'Issues a key. Admin only.' })
+  @FieldRateLimit(20)
+  @Mutation(() => IssuedApiKey, { description: 'Issues a key. At most 20 a minute per key. Admin only.' })
   createApiKey(@Arg('input', () => NewApiKeyInput, { description: 'The key to issue.' }) input: NewApiKeyInput, @Ctx() { services }: Context) {
     return services.apiKeys.create(input);
   }
@@ -37,5 +41,24 @@ export class ApiKeyResolver {
   @Mutation(() => ApiKey, { description: 'Revokes a key: from then on it is refused with INVALID_API_KEY. Admin only.' })
   revokeApiKey(@Arg('id', () => Int64ID, { description: "The key's id." }) id: string, @Ctx() { services }: Context) {
     return services.apiKeys.revoke(id);
+  }
+
+  @Mutation(() => ApiKey, {
+    description: 'Lifts the ban of a key that kept sending while rate limited, and forgets its refusals (not its windows). Admin only.',
+  })
+  async unbanApiKey(@Arg('id', () => Int64ID, { description: "The key's id." }) id: string, @Ctx() { services }: Context) {
+    const apiKey = await services.apiKeys.findById(id);
+    if (!apiKey) throw notFound(`API key ${id}`);
+    await services.limiter.unban(identityOf({ kind: 'key', key: apiKey }));
+    return apiKey;
+  }
+
+  @FieldResolver(() => Date, {
+    nullable: true,
+    description: 'While the key is banned for sending while rate limited: when the ban ends. Admin only.',
+  })
+  async bannedUntil(@Root() apiKey: ApiKey, @Ctx() { services }: Context): Promise<Date | null> {
+    const until = await services.limiter.bannedUntil(identityOf({ kind: 'key', key: apiKey }));
+    return until === null ? null : new Date(until);
   }
 }

@@ -1,33 +1,39 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
+import '../http/request';
 import type { ApiKeyService } from './api-key.service';
-import type { Caller } from './caller';
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Who sent the request; set before the limiter runs. */
-    caller?: Caller;
-    /** An X-API-Key was sent but names no valid key: refused after it is counted. */
-    invalidApiKey?: boolean;
-  }
-}
+import { hashApiKey } from './key-secret';
 
 /**
  * Resolves X-API-Key to a caller. An unknown or revoked key is not treated as anonymous: the
- * request is counted against its client address, then refused (API.md §4, §5).
+ * request is counted against its client address, then refused (API.md §4, §5). A request whose
+ * key cannot be checked at all is counted too, then fails as the check did (503 when the
+ * database is down), still with its rate-limit headers.
  */
 export function identifyCaller(apiKeys: ApiKeyService): RequestHandler {
   return async (req, _res, next) => {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    req.caller = { kind: 'anonymous', address };
     const header = req.get('x-api-key');
-    const key = header === undefined ? null : await apiKeys.authenticate(header.trim());
-    req.caller = key ? { kind: 'key', address, key } : { kind: 'anonymous', address };
-    req.invalidApiKey = header !== undefined && !key;
+    if (header !== undefined) {
+      try {
+        const key = await apiKeys.authenticate(header.trim());
+        if (key) req.caller = { kind: 'key', address, key };
+        else req.invalidApiKey = true;
+      } catch (error) {
+        req.authenticationError = error;
+        // Counted against the key it claims (by hash, on the FREE quota), not against its address:
+        // an outage must not use up, or ban, everyone else behind that address.
+        req.rateLimitIdentity = `unverified:${hashApiKey(header.trim()).slice(0, 32)}`;
+      }
+    }
     next();
   };
 }
 
-export const rejectInvalidApiKey: RequestHandler = (req, _res, next) => {
+/** After the limiter: refuses the requests whose key was invalid or could not be checked. */
+export const rejectUnverifiedKey: RequestHandler = (req, _res, next) => {
+  if (req.authenticationError) throw req.authenticationError;
   if (req.invalidApiKey) throw new ApiError('INVALID_API_KEY', 'The X-API-Key header names no valid key');
   next();
 };

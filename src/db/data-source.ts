@@ -27,6 +27,8 @@ export function createDataSource({ url, poolSize = 10 }: DataSourceOptions): Dat
     extra: {
       statement_timeout: STATEMENT_TIMEOUT_MS,
       idle_in_transaction_session_timeout: STATEMENT_TIMEOUT_MS,
+      // Client side too: a severed connection never answers, and the server cannot time that out.
+      query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
     },
   });
 }

@@ -13,18 +13,21 @@ export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505'
 
 /** Socket-level failures: PostgreSQL is down, unreachable, or the pool could not connect in time. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
-const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection is not established|cannot use a pool after calling end|Client has encountered a connection error/i;
+const CONNECTION_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection is not established|cannot use a pool after calling end|Client has encountered a connection error|Query read timeout/i;
+
+/** The errors a failure wraps: TypeORM's driverError, graphql-js's originalError, a cause. */
+const WRAPPED = ['driverError', 'originalError', 'thrownValue', 'cause'] as const;
 
 /**
  * True when a failure means the database cannot be reached right now (connection refused, dropped,
  * timed out, shutting down, statement cancelled by its timeout): the request gets 503, not 500.
+ * Duck-typed, since socket errors are not always `Error` instances by the time they arrive here.
  */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
-    const driverError = cause instanceof QueryFailedError ? (cause.driverError as Error) : cause;
-    const code = (driverError as { code?: unknown }).code;
-    if (typeof code === 'string' && (CONNECTION_ERRORS.has(code) || /^(08|57P0|57014)/.test(code))) return true;
-    if (CONNECTION_MESSAGES.test(driverError.message)) return true;
-  }
-  return false;
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (CONNECTION_ERRORS.has(code) || /^(08|57P0|57014)/.test(code))) return true;
+  if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true;
+  return WRAPPED.some((property) => isDatabaseUnavailable((error as Record<string, unknown>)[property], depth + 1));
 }

@@ -2,7 +2,17 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ValidationError } from 'class-validator';
 import { ArgumentValidationError } from 'type-graphql';
-import { ApiError, ERROR_STATUS, type ErrorBody, type ErrorCode, INTERNAL_ERROR_BODY, badInput, isErrorCode } from '../errors';
+import { isDatabaseUnavailable } from '../db/pg-errors';
+import {
+  ApiError,
+  ERROR_STATUS,
+  type ErrorBody,
+  type ErrorCode,
+  INTERNAL_ERROR_BODY,
+  SERVICE_UNAVAILABLE_BODY,
+  badInput,
+  isErrorCode,
+} from '../errors';
 import type { Logger } from '../logger';
 
 /** Apollo refuses some requests with BAD_REQUEST and a more telling HTTP status. */
@@ -38,8 +48,17 @@ function describeError(formatted: GraphQLFormattedError, error: unknown, logger:
   if (original instanceof ArgumentValidationError) {
     return badInput(describeViolations(original.extensions.validationErrors as ValidationError[])).toBody();
   }
+  if (isDatabaseUnavailable(original)) {
+    logger.debug({ err: original }, 'database unavailable');
+    return SERVICE_UNAVAILABLE_BODY;
+  }
   let code = formatted.extensions?.code;
-  if (code === 'BAD_REQUEST') code = CODE_OF_HTTP_STATUS[httpStatusOf(error) ?? 400] ?? code;
+  const httpStatus = httpStatusOf(error);
+  // Apollo refuses some malformed requests (a persisted query whose hash does not match, say)
+  // with an HTTP status but no code of its own.
+  if (code === 'BAD_REQUEST' || (code === 'INTERNAL_SERVER_ERROR' && httpStatus !== undefined && httpStatus < 500)) {
+    code = CODE_OF_HTTP_STATUS[httpStatus ?? 400] ?? 'BAD_REQUEST';
+  }
   if (isErrorCode(code) && code !== 'INTERNAL_SERVER_ERROR') {
     return { code, message: formatted.message, status: ERROR_STATUS[code] };
   }

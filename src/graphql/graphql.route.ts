@@ -3,6 +3,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
 import { type Context, type Services, createContext } from '../context';
 import { ApiError } from '../errors';
+import '../http/request';
 
 /** 100 KiB (API.md §6). */
 export const MAX_BODY_BYTES = 102_400;
@@ -50,7 +51,8 @@ export function graphqlRoute(apollo: ApolloServer<Context>, services: Services):
     express.json({ limit: MAX_BODY_BYTES }),
     ensureBody,
     expressMiddleware(apollo, {
-      context: async ({ req }) => createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, services),
+      context: async ({ req }) =>
+        createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, services, req.rateLimit),
     }),
   );
 }

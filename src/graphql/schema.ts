@@ -2,14 +2,16 @@ import { type GraphQLSchema, lexicographicSortSchema } from 'graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema } from 'type-graphql';
+import { RateLimitResolver } from '../limits/rate-limit.resolver';
 import { ApiKeyResolver } from '../auth/api-key.resolver';
 import { authChecker } from '../auth/auth-checker';
+import { rateLimitDirective, stabilityDirective } from './directives';
 import { CategoryResolver } from '../pets/category.resolver';
 import { PetResolver } from '../pets/pet.resolver';
 import { InventoryResolver } from '../store/inventory.resolver';
 import { OrderResolver } from '../store/order.resolver';
 
-const RESOLVERS = [PetResolver, CategoryResolver, InventoryResolver, OrderResolver, ApiKeyResolver] as const;
+const RESOLVERS = [PetResolver, CategoryResolver, InventoryResolver, OrderResolver, ApiKeyResolver, RateLimitResolver] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 
@@ -21,6 +23,7 @@ export function buildGatewaySchema(): Promise<GraphQLSchema> {
     // TypeGraphQL 2 validates nothing unless asked; optional fields opt out one by one.
     validate: { skipMissingProperties: false, forbidUnknownValues: false },
     authChecker,
+    directives: [stabilityDirective, rateLimitDirective],
   }).then(describeRootTypes);
   return built;
 }

@@ -29,7 +29,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return sendError(req, res, { ...known, status: status in CLIENT_ERRORS ? status : 400 });
     }
     if (isDatabaseUnavailable(error)) {
-      logger.warn({ err: error }, 'database unavailable');
+      logger.debug({ err: error }, 'database unavailable');
       return sendError(req, res, SERVICE_UNAVAILABLE_BODY, { 'Retry-After': '5' });
     }
     logger.error({ err: error }, 'unexpected error');

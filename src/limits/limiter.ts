@@ -45,7 +45,7 @@ interface DecisionBase {
 export type Decision =
   | (DecisionBase & { kind: 'allowed' })
   | (DecisionBase & { kind: 'limited'; retryAfterSeconds: number })
-  | (DecisionBase & { kind: 'banned'; retryAfterSeconds: number; bannedUntil: number });
+  | (DecisionBase & { kind: 'banned'; retryAfterSeconds: number; bannedUntil: number; banStarted: boolean });
 
 /** The caller's quota as it stands, counting nothing. */
 export interface QuotaView {
@@ -80,6 +80,8 @@ export class RateLimiter {
           kind: 'banned',
           reported: firstToRunOut(outcome.windows),
           bannedUntil: outcome.bannedUntil,
+          // A ban started by this very request ends exactly one ban length from now.
+          banStarted: outcome.bannedUntil === now + this.ban.durationMs,
           retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
         };
     }

@@ -6,6 +6,7 @@ import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
 import type { Context } from '../context';
 import { Pet } from '../pets/pet.entity';
+import { FieldRateLimit } from '../limits/field-limit';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency';
 import { Order } from './order.entity';
 import { orderScopeOf } from './order-scope';
@@ -44,9 +45,10 @@ export class OrderResolver {
   }
 
   @Authorized()
+  @FieldRateLimit(10)
   @Mutation(() => Order, {
     description:
-      'Takes units of an AVAILABLE pet from stock and opens an order, atomically. A retry with the same idempotency key and input returns the same order and takes no stock again. Needs a key.',
+      'At most 10 a minute per key. Takes units of an AVAILABLE pet from stock and opens an order, atomically. A retry with the same idempotency key and input returns the same order and takes no stock again. Needs a key.',
   })
   placeOrder(
     @Arg('input', () => NewOrderInput, { description: 'What to order.' }) input: NewOrderInput,

@@ -51,6 +51,12 @@ export class OrderService {
     return this.matching(scope, filter).getCount();
   }
 
+  /** Newest first, by offset (the REST listing), with the total that matches. */
+  async slice(scope: OrderScope, filter: OrderFilter, { limit, offset }: { limit: number; offset: number }) {
+    const [orders, total] = await this.matching(scope, filter).orderBy('order.id', 'DESC').limit(limit).offset(offset).getManyAndCount();
+    return { orders, total };
+  }
+
   /**
    * Takes `quantity` units from the pet's stock and opens an order, in one transaction under the
    * stock row's lock: the stock never goes below zero, whatever the concurrency. Checks, in order:

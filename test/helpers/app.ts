@@ -1,9 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { type App, createApp } from '../../src/app';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { type Config, loadConfig } from '../../src/config';
+import { createHttpServer } from '../../src/http/http-server';
+import type { Logger } from '../../src/logger';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface TestApp {
@@ -18,18 +21,29 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real gateway on a real database, listening on a free loopback port. */
-export async function startTestApp(
-  env: Record<string, string> = {},
-  db?: TestDatabase,
-): Promise<TestApp> {
+export interface TestAppOptions {
+  /** An existing database (another app's, say); the app then leaves it open on close. */
+  db?: TestDatabase;
+  /** Apps given the same prefix share limiter state in Redis, as instances of one deployment do. */
+  limiterKeyPrefix?: string;
+  /** Where the app logs; by default nowhere (LOG_LEVEL silent). */
+  logger?: Logger;
+}
+
+/**
+ * The real gateway on a real database, listening on a free loopback port. With REDIS_URL set, its
+ * limiter lives in that Redis, under a prefix of its own unless one is given.
+ */
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger } = options;
   const adminKey = generateApiKey();
-  const config = loadConfig({ ADMIN_API_KEY: adminKey, LOG_LEVEL: 'silent', ...env });
+  const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
+  const config = loadConfig({ ADMIN_API_KEY: adminKey, LOG_LEVEL: 'silent', ...redis, ...env });
   const database = db ?? (await createTestDatabase());
-  const logger = pino({ level: config.logLevel });
-  const app = await createApp({ config, dataSource: database.dataSource, logger });
+  const logger = givenLogger ?? pino({ level: config.logLevel });
+  const app = await createApp({ config, dataSource: database.dataSource, logger, limiterKeyPrefix });
   await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
-  const server = createServer(app.express);
+  const server = createHttpServer(app.express);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

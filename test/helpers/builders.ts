@@ -1,3 +1,6 @@
+import { NewApiKeyInput } from '../../src/auth/api-key.inputs';
+import type { ApiKeyRole } from '../../src/auth/role';
+import type { Plan } from '../../src/limits/plans';
 import type { TestApp } from './app';
 import { gql } from './gql';
 
@@ -29,18 +32,24 @@ export async function createPet(
   return result.data.createPet.id;
 }
 
+/**
+ * Issues a key straight through the service: createApiKey itself is limited to 20 a minute, and
+ * test/auth/api-keys.test.ts covers it over HTTP.
+ */
 export async function createApiKey(
   t: TestApp,
   input: { name?: string; plan?: string; role?: string; requestsPerMinute?: number; requestsPerDay?: number } = {},
 ): Promise<{ key: string; id: string }> {
-  const result = await gql(
-    t.url,
-    'mutation($input: NewApiKey!) { createApiKey(input: $input) { key apiKey { id } } }',
-    { input: { name: 'test client', plan: 'FREE', ...input } },
-    { key: t.adminKey },
+  const { key, apiKey } = await t.app.services.apiKeys.create(
+    Object.assign(new NewApiKeyInput(), {
+      name: input.name ?? 'test client',
+      plan: (input.plan ?? 'FREE').toLowerCase() as Plan,
+      role: (input.role ?? 'CLIENT').toLowerCase() as ApiKeyRole,
+      requestsPerMinute: input.requestsPerMinute ?? null,
+      requestsPerDay: input.requestsPerDay ?? null,
+    }),
   );
-  if (!result.data?.createApiKey) throw new Error(JSON.stringify(result.body));
-  return { key: result.data.createApiKey.key, id: result.data.createApiKey.apiKey.id };
+  return { key, id: apiKey.id };
 }
 
 export async function setStock(t: TestApp, petId: string, quantity: number): Promise<void> {

@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { createLimiterStore } from '../../src/limits/create-store';
 import { RateLimiter } from '../../src/limits/limiter';
-import { captureLog } from './helpers/log-capture';
-import { freePort } from './helpers/redis-server';
+import { captureLog } from '../helpers/log-capture';
+import { freePort } from '../helpers/redis-server';
 
 const QUOTA = { perMinute: 2, perDay: 100 };
 const BAN = { threshold: 10, durationMs: 900_000 };

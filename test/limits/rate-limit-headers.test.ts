@@ -64,6 +64,7 @@ describe('rateLimitHeaders', () => {
       windows,
       reported: windows[0],
       decidedAt: NOW,
+      banStarted: false,
       bannedUntil: NOW + 900_000,
       retryAfterSeconds: 900,
     };

@@ -6,8 +6,8 @@ import { createFieldLimiter } from '../../src/limits/field-limiter';
 import { type Decision, RateLimiter } from '../../src/limits/limiter';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { windowsFor } from '../../src/limits/window';
-import { captureLog, type CapturedLog } from './helpers/log-capture';
-import { type RedisServer, redisServer } from './helpers/redis-server';
+import { captureLog, type CapturedLog } from '../helpers/log-capture';
+import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/redis-server';
 
 /**
  * The limiter against a redis-server of its own, which the tests kill, restart and freeze.
@@ -42,7 +42,9 @@ async function sharedRemaining(url: string, prefix: string, identity: string): P
   }
 }
 
-describe('the limiter store when Redis dies and comes back', () => {
+const withOwnRedis = redisServerInstalled() ? describe : describe.skip;
+
+withOwnRedis('the limiter store when Redis dies and comes back', () => {
   const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
   let server: RedisServer;
   let stores: LimiterStores;
@@ -101,7 +103,7 @@ describe('the limiter store when Redis dies and comes back', () => {
   });
 });
 
-describe('the limiter store when Redis hangs', () => {
+withOwnRedis('the limiter store when Redis hangs', () => {
   const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
   let server: RedisServer;
   let stores: LimiterStores;

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 
 export interface RedisServer {
@@ -77,4 +77,12 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error(`expected a TCP address, got ${address}`);
   return address.port;
+}
+
+/**
+ * Whether a redis-server binary is installed. Tests that start their own Redis run wherever one
+ * is (CI's machines included); a machine without Redis at all cannot run them.
+ */
+export function redisServerInstalled(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }

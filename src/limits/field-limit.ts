@@ -1,0 +1,23 @@
+import { Directive, type MiddlewareFn, UseMiddleware } from 'type-graphql';
+import type { Context } from '../context';
+import { ApiError } from '../errors';
+import { identityOf } from './identity';
+
+/**
+ * A per-field limit (API.md §5): at most `max` calls a minute per key, refused with a field
+ * error RATE_LIMITED. It shows in schema.graphql as `@rateLimit(max: …, window: "1m")`.
+ */
+export function FieldRateLimit(max: number): MethodDecorator {
+  const directive = Directive(`@rateLimit(max: ${max}, window: "1m")`);
+  const limit: MiddlewareFn<Context> = async ({ context, info }, next) => {
+    const identity = identityOf(context.caller);
+    const refusal = await context.services.fieldLimiter.limit(identity, info.fieldName, { max, windowMs: 60_000 });
+    if (refusal) throw new ApiError('RATE_LIMITED', refusal);
+    return next();
+  };
+  const middleware = UseMiddleware(limit);
+  return (target, key, descriptor) => {
+    directive(target, key, descriptor);
+    middleware(target, key, descriptor);
+  };
+}

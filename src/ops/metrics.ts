@@ -1,0 +1,84 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import type { Surface } from './operation-name';
+
+/** Distinct GraphQL operation names kept as labels; later ones are counted as `other`. */
+export const MAX_OPERATION_LABELS = 200;
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own (so that several apps in one
+ * process, as in the tests, never share counters).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly operations = new Set<string>();
+
+  private readonly requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP requests answered, by surface (graphql, rest, ops, none), operation and status.',
+    labelNames: ['surface', 'operation', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly duration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by surface and operation.',
+    labelNames: ['surface', 'operation'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  private readonly refusals = new Counter({
+    name: 'petstore_rate_limit_refusals_total',
+    help: 'Requests refused by the limiter: `limited` (429) or `banned` (403).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly bans = new Counter({
+    name: 'petstore_rate_limit_bans_total',
+    help: 'Bans started for sending while rate limited.',
+    registers: [this.registry],
+  });
+
+  constructor(dataSource?: DataSource) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
+    if (dataSource) this.watchPool(dataSource);
+  }
+
+  observeRequest(surface: Surface, operation: string, status: number, seconds: number): void {
+    const label = this.boundedOperation(operation);
+    this.requests.inc({ surface, operation: label, status: String(status) });
+    this.duration.observe({ surface, operation: label }, seconds);
+  }
+
+  observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void {
+    this.refusals.inc({ reason });
+    if (banStarted) this.bans.inc();
+  }
+
+  private boundedOperation(operation: string): string {
+    if (this.operations.has(operation)) return operation;
+    if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
+    this.operations.add(operation);
+    return operation;
+  }
+
+  /** Connections of the pg pool, read at each scrape. */
+  private watchPool(dataSource: DataSource): void {
+    const pool = () => (dataSource.driver as unknown as { master?: { totalCount: number; idleCount: number; waitingCount: number } }).master;
+    new Gauge({
+      name: 'petstore_db_pool_connections',
+      help: 'Database pool connections: in_use, idle, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = pool();
+        if (!stats) return;
+        this.set({ state: 'in_use' }, stats.totalCount - stats.idleCount);
+        this.set({ state: 'idle' }, stats.idleCount);
+        this.set({ state: 'waiting' }, stats.waitingCount);
+      },
+    });
+  }
+}

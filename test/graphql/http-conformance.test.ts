@@ -1,0 +1,17 @@
+import { auditServer } from 'graphql-http';
+import { startTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+it("passes graphql-http's GraphQL-over-HTTP server audits with no MUST failure", async () => {
+  const results = await auditServer({ url: `${t.url}/graphql` });
+  const tally = { ok: 0, notice: 0, warn: 0, error: 0 };
+  for (const result of results) tally[result.status] += 1;
+  const notes = results.filter((result) => result.status !== 'ok').map((result) => `${result.status} ${result.name}: ${'reason' in result ? result.reason : ''}`);
+  console.log(`graphql-http audits: ${tally.ok} passed, ${tally.notice} notices, ${tally.warn} warnings, ${tally.error} failures\n${notes.join('\n')}`);
+  expect(results.filter((result) => result.status === 'error').map((result) => result.name)).toEqual([]);
+});

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { codes, gql } from '../helpers/gql';
+
+const STUDIO = 'https://studio.apollographql.com';
+
+describe('outside production', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ CORS_ORIGINS: 'https://shop.example.com' });
+  });
+  afterAll(() => t.close());
+
+  it('serves the Apollo Sandbox landing page to a browser', async () => {
+    const response = await request(t.url).get('/graphql').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.text).toMatch(/EmbeddedSandbox/);
+  });
+
+  it('answers introspection', async () => {
+    const result = await gql(t.url, '{ __schema { queryType { name } } }');
+    expect(result.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+
+  it('lets Apollo Studio send X-API-Key cross-origin and read the quota headers', async () => {
+    const preflight = await request(t.url)
+      .options('/graphql')
+      .set('Origin', STUDIO)
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'content-type,x-api-key');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(STUDIO);
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/X-API-Key/i);
+    const actual = await request(t.url).post('/graphql').set('Origin', STUDIO).send({ query: '{ pets { totalCount } }' });
+    expect(actual.headers['access-control-allow-origin']).toBe(STUDIO);
+    const exposed = actual.headers['access-control-expose-headers'].split(',');
+    expect(exposed).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After']));
+  });
+
+  it('allows the origins of CORS_ORIGINS and no others', async () => {
+    const listed = await request(t.url).post('/graphql').set('Origin', 'https://shop.example.com').send({ query: '{ pets { totalCount } }' });
+    expect(listed.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+    const other = await request(t.url).post('/graphql').set('Origin', 'https://evil.example').send({ query: '{ pets { totalCount } }' });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('blocks a GET that a cross-site form could send, and serves one that carries a key or a preflight header', async () => {
+    const query = { query: '{ pets { totalCount } }' };
+    const simple = await request(t.url).get('/graphql').query(query);
+    expect(simple.status).toBe(400);
+    expect(simple.body.errors[0].extensions).toEqual({ code: 'BAD_REQUEST', status: 400 });
+    expect((await request(t.url).get('/graphql').query(query).set('X-API-Key', t.adminKey)).status).toBe(200);
+    expect((await request(t.url).get('/graphql').query(query).set('Apollo-Require-Preflight', 'true')).status).toBe(200);
+  });
+
+  it('runs every GraphQL example of the README as written', async () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const examples = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]);
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const example of examples) {
+      const result = await gql(t.url, example, undefined, { key: t.adminKey });
+      expect({ example, errors: result.errors }).toEqual({ example, errors: undefined });
+    }
+  });
+});
+
+describe('in production', () => {
+  let t: TestApp;
+  afterEach(() => t.close());
+
+  it('turns introspection and the landing page off', async () => {
+    t = await startTestApp({ NODE_ENV: 'production' });
+    const introspection = await gql(t.url, '{ __schema { queryType { name } } }');
+    expect(introspection.status).toBe(400);
+    expect(codes(introspection)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    const page = await request(t.url).get('/graphql').set('Accept', 'text/html');
+    expect(page.text).not.toMatch(/EmbeddedSandbox/);
+    const query = await gql(t.url, '{ pets { totalCount } }');
+    expect(query.status).toBe(200);
+  });
+
+  it('turns introspection back on with GRAPHQL_INTROSPECTION=true', async () => {
+    t = await startTestApp({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' });
+    const introspection = await gql(t.url, '{ __schema { queryType { name } } }');
+    expect(introspection.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+});

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { createApiKey } from '../helpers/builders';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
+
+const QUERY = { query: '{ pets(first: 1) { totalCount } }' };
+
+/** Sends `count` requests at once with one key, spread over the given instances; returns the statuses. */
+async function burst(urls: string[], key: string, count: number): Promise<number[]> {
+  const responses = await Promise.all(
+    Array.from({ length: count }, (_, i) => request(urls[i % urls.length]).post('/graphql').set('X-API-Key', key).send(QUERY)),
+  );
+  return responses.map((response) => response.status);
+}
+
+/** Accepted (200) and refused (429, or 403 once refusals past the threshold start a ban). */
+const tally = (statuses: number[]) => ({
+  accepted: statuses.filter((status) => status === 200).length,
+  refused: statuses.filter((status) => status === 429 || status === 403).length,
+});
+
+/** The memory store always; the Redis store when this run has one. */
+const stores: [string, Record<string, string>][] = [['memory', { REDIS_URL: '' }]];
+if (process.env.REDIS_URL) stores.push(['redis', { REDIS_URL: process.env.REDIS_URL }]);
+
+describe.each(stores)('150 concurrent requests on one FREE key (%s store)', (store, env) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(env);
+  });
+  afterAll(() => t.close());
+
+  it('accepts exactly 60', async () => {
+    const { key } = await createApiKey(t, { plan: 'FREE' });
+    const result = tally(await burst([t.url], key, 150));
+    console.log(`${store} store, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
+    expect(result).toEqual({ accepted: 60, refused: 90 });
+  });
+});
+
+const withSharedRedis = process.env.REDIS_URL ? describe : describe.skip;
+
+withSharedRedis('two instances sharing one Redis', () => {
+  let db: TestDatabase;
+  let apps: TestApp[];
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const limiterKeyPrefix = `shared-${randomBytes(4).toString('hex')}`;
+    const first = await startTestApp({}, { db, limiterKeyPrefix });
+    const second = await startTestApp({ ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix });
+    apps = [first, second];
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await db.close();
+  });
+
+  it('accept 60 requests of a FREE key in total, as one service', async () => {
+    const { key } = await createApiKey(apps[0], { plan: 'FREE' });
+    const result = tally(await burst(apps.map((app) => app.url), key, 150));
+    console.log(`two instances on one Redis, 150 concurrent on FREE: ${result.accepted} accepted`);
+    expect(result).toEqual({ accepted: 60, refused: 90 });
+  });
+
+  it('honour a ban made on the other instance', async () => {
+    const { key } = await createApiKey(apps[0], { plan: 'FREE' });
+    for (let i = 0; i < 71; i += 1) await request(apps[0].url).post('/graphql').set('X-API-Key', key).send(QUERY);
+    const elsewhere = await request(apps[1].url).post('/graphql').set('X-API-Key', key).send(QUERY);
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.errors[0].extensions.code).toBe('API_KEY_BANNED');
+  });
+});
+
+const withOwnRedis = redisServerInstalled() && process.env.REDIS_URL ? describe : describe.skip;
+
+withOwnRedis('when Redis dies mid-run', () => {
+  let redis: RedisServer;
+  let db: TestDatabase;
+  let apps: TestApp[];
+  beforeAll(async () => {
+    redis = await redisServer();
+    await redis.start();
+    db = await createTestDatabase();
+    const limiterKeyPrefix = `outage-${randomBytes(4).toString('hex')}`;
+    const first = await startTestApp({ REDIS_URL: redis.url }, { db, limiterKeyPrefix });
+    const second = await startTestApp({ REDIS_URL: redis.url, ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix });
+    apps = [first, second];
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await db.close();
+    await redis.kill();
+  });
+
+  const readiness = async (app: TestApp) => (await request(app.url).get('/readyz')).body.redis;
+
+  it('keeps serving with per-instance limits, says so in /readyz, and shares again when Redis returns', async () => {
+    const { key } = await createApiKey(apps[0], { plan: 'FREE' });
+    expect(await readiness(apps[0])).toBe('ok');
+    const before = tally(await burst([apps[0].url], key, 20));
+    expect(before.accepted).toBe(20);
+
+    await redis.kill();
+    const started = Date.now();
+    const during = await burst(apps.map((app) => app.url), key, 150);
+    const elapsed = Date.now() - started;
+    // No request fails: each instance limits from its own memory, so each admits a full quota.
+    expect(tally(during)).toEqual({ accepted: 120, refused: 30 });
+    const ready = await request(apps[0].url).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.redis).toBe('degraded');
+    console.log(`Redis down: 150 requests over two instances in ${elapsed} ms, ${tally(during).accepted} accepted (60 per instance)`);
+
+    await redis.start();
+    const deadline = Date.now() + 10_000;
+    while ((await readiness(apps[0])) !== 'ok' || (await readiness(apps[1])) !== 'ok') {
+      if (Date.now() > deadline) throw new Error('expected both instances to use Redis again within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const { key: fresh } = await createApiKey(apps[0], { plan: 'FREE' });
+    expect(tally(await burst(apps.map((app) => app.url), fresh, 150)).accepted).toBe(60);
+  });
+});

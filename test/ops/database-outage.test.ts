@@ -1,0 +1,144 @@
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { createDataSource, STATEMENT_TIMEOUT_MS } from '../../src/db/data-source';
+import { migrate } from '../../src/db/database';
+import { startEmbeddedPostgres, IN_MEMORY } from '../../src/db/embedded';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
+import { createTestDatabase } from '../helpers/database';
+import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+
+/**
+ * The gateway reaches its database through a TCP proxy that the test cuts and restores: an
+ * outage without stopping the machine's PostgreSQL.
+ */
+let proxy: TcpProxy;
+let dataSource: DataSource;
+let closeUpstream: () => Promise<void>;
+let t: TestApp;
+
+beforeAll(async () => {
+  const upstream = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
+  const embedded = upstream ? undefined : await startEmbeddedPostgres(IN_MEMORY);
+  const url = new URL(upstream?.url ?? embedded!.url);
+  if (upstream) await upstream.dataSource.destroy(); // the gateway's own pool is the only client
+  proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
+  url.port = String(proxy.port);
+  dataSource = createDataSource({ url: url.toString(), poolSize: embedded ? 1 : 5 });
+  await dataSource.initialize();
+  await migrate(dataSource);
+  closeUpstream = async () => (upstream ? upstream.close().catch(() => undefined) : embedded?.stop());
+  t = await startTestApp({}, { db: { dataSource, embedded: !!embedded, url: url.toString(), close: async () => {} } });
+});
+
+afterAll(async () => {
+  await t.close();
+  await dataSource.destroy();
+  await proxy.close();
+  await closeUpstream();
+});
+
+const ask = (key?: string) => {
+  const call = request(t.url).post('/graphql').send({ query: '{ pets(first: 1) { totalCount } }' });
+  return key ? call.set('X-API-Key', key) : call;
+};
+
+it('answers 503 quickly while the database is away, and recovers by itself', async () => {
+  const { key } = await createApiKey(t, { plan: 'BUSINESS' });
+  expect((await ask(key)).status).toBe(200);
+
+  await proxy.cut();
+  const outage: { status: number; code: string; ms: number }[] = [];
+  for (const send of [() => ask(), () => ask(key), () => request(t.url).get('/pets/1'), () => request(t.url).get('/store/orders').set('X-API-Key', key)]) {
+    for (let i = 0; i < 5; i += 1) {
+      const started = Date.now();
+      const response = await send();
+      outage.push({ status: response.status, code: response.body.code ?? response.body.errors?.[0]?.extensions?.code, ms: Date.now() - started });
+      expect(response.headers['x-ratelimit-limit']).toBeDefined();
+    }
+  }
+  const ready = await request(t.url).get('/readyz');
+  expect(ready.status).toBe(503);
+  expect(ready.body).toMatchObject({ status: 'unavailable', database: 'down' });
+
+  expect(outage.every(({ status, code }) => status === 503 && code === 'SERVICE_UNAVAILABLE')).toBe(true);
+  const slowest = Math.max(...outage.map(({ ms }) => ms));
+  expect(slowest).toBeLessThan(3_000);
+
+  await proxy.restore();
+  const restored = Date.now();
+  let recoveredAfter = -1;
+  while (Date.now() - restored < 10_000) {
+    if ((await ask(key)).status === 200) {
+      recoveredAfter = Date.now() - restored;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(recoveredAfter).toBeGreaterThanOrEqual(0);
+  expect((await request(t.url).get('/readyz')).status).toBe(200);
+  console.log(
+    `database outage: ${outage.length} requests, all 503 SERVICE_UNAVAILABLE, slowest ${slowest} ms; recovered ${recoveredAfter} ms after the database returned`,
+  );
+});
+
+it('does not let a hung database hold requests: they end in 503 within the statement timeout', async () => {
+  expect((await ask()).status).toBe(200);
+  proxy.freeze();
+  const started = Date.now();
+  const responses = await Promise.all([ask(), request(t.url).get('/pets/1'), request(t.url).get('/readyz')]);
+  const elapsed = Date.now() - started;
+  expect(responses.map((response) => response.status)).toEqual([503, 503, 503]);
+  expect(elapsed).toBeLessThan(STATEMENT_TIMEOUT_MS + 3_000);
+  await proxy.restore();
+  const deadline = Date.now() + 10_000;
+  while ((await ask()).status !== 200) {
+    if (Date.now() > deadline) throw new Error('expected the gateway to recover within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  console.log(`hung database: requests answered 503 after ${elapsed} ms (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`);
+});
+
+it('loses no committed order and leaves no half-applied transition when the database drops mid-traffic', async () => {
+  const petId = await stockedPet(t, 1000);
+  // placeOrder allows 10 a minute per key: enough keys for the traffic to outlast the outage.
+  const keys = await Promise.all(Array.from({ length: 40 }, async () => (await createApiKey(t, { plan: 'BUSINESS' })).key));
+  const placed: string[] = [];
+  const statuses: number[] = [];
+  let running = true;
+  const traffic = (async () => {
+    for (let round = 0; running; round += 1) {
+      const batch = keys.slice((round * 4) % keys.length, ((round * 4) % keys.length) + 4);
+      const results = await Promise.all(batch.map((key) => placeOrder(t, key, petId, 1)));
+      for (const result of results) {
+        statuses.push(result.status);
+        if (result.data?.placeOrder) placed.push(result.data.placeOrder.id);
+      }
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await proxy.cut();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await proxy.restore();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  running = false;
+  await traffic;
+
+  const [{ orders, taken }] = await dataSource.query(
+    'SELECT count(*)::int AS orders, coalesce(sum(quantity), 0)::int AS taken FROM orders WHERE pet_id = $1',
+    [petId],
+  );
+  const [{ quantity }] = await dataSource.query('SELECT quantity FROM inventory_items WHERE pet_id = $1', [petId]);
+  const stored = await dataSource.query('SELECT id FROM orders WHERE id = ANY($1::bigint[])', [placed]);
+  // Every order a client was told about exists, and stock and orders agree to the unit.
+  expect(stored).toHaveLength(placed.length);
+  expect(orders).toBeGreaterThanOrEqual(placed.length);
+  expect(quantity + taken).toBe(1000);
+  expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+  expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
+  expect(placed.length).toBeGreaterThan(0);
+  console.log(
+    `orders across an outage: ${statuses.length} placeOrder calls, ${placed.length} placed, ${statuses.filter((s) => s === 503).length} answered 503; ` +
+      `stock ${quantity} + ordered ${taken} = 1000 (${orders} orders stored)`,
+  );
+});
