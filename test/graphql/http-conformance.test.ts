@@ -8,7 +8,13 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 it("passes graphql-http's GraphQL-over-HTTP server audits with no MUST failure", async () => {
-  const results = await auditServer({ url: `${t.url}/graphql` });
+  // As a front end with a key: the audit sends more requests than an anonymous client may.
+  const fetchFn = (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('X-API-Key', t.adminKey);
+    return fetch(input, { ...init, headers });
+  };
+  const results = await auditServer({ url: `${t.url}/graphql`, fetchFn });
   const tally = { ok: 0, notice: 0, warn: 0, error: 0 };
   for (const result of results) tally[result.status] += 1;
   const notes = results.filter((result) => result.status !== 'ok').map((result) => `${result.status} ${result.name}: ${'reason' in result ? result.reason : ''}`);
