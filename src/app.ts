@@ -41,6 +41,8 @@ export interface AppDeps {
   logger: Logger;
   /** Prefix of the limiter's Redis keys: deployments (or test runs) sharing a Redis keep apart. */
   limiterKeyPrefix?: string;
+  /** False only to measure what the limiter costs (npm run bench); the request limits are then off. */
+  limitRequests?: boolean;
 }
 
 export interface App {
@@ -52,7 +54,7 @@ export interface App {
 }
 
 /** The gateway as an Express app. It never listens: main.ts and the tests do. */
-export async function createApp({ config, dataSource, logger, limiterKeyPrefix }: AppDeps): Promise<App> {
+export async function createApp({ config, dataSource, logger, limiterKeyPrefix, limitRequests: limiting = true }: AppDeps): Promise<App> {
   const limits = await createLimiterStore({ redisUrl: config.redisUrl, logger, prefix: limiterKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) });
@@ -82,7 +84,7 @@ export async function createApp({ config, dataSource, logger, limiterKeyPrefix }
     }),
   );
   app.use(identifyCaller(services.apiKeys));
-  app.use(limitRequests(limiter, metrics, logger));
+  if (limiting) app.use(limitRequests(limiter, metrics, logger));
   app.use(rejectUnverifiedKey);
   app.use('/graphql', graphqlRoute(apollo, services));
   app.use(restRoutes(services, config));

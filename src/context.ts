@@ -44,10 +44,15 @@ export interface Context {
 }
 
 export function createContext(caller: Caller, services: Services, quota?: Decision): Context {
+  let loaders: Loaders | undefined;
   return {
     caller,
     services,
     quota,
-    loaders: { ...createCatalogueLoaders(services), ...createStoreLoaders(services) },
+    // Made on first use: most requests resolve no relation through a loader.
+    get loaders() {
+      loaders ??= { ...createCatalogueLoaders(services), ...createStoreLoaders(services) };
+      return loaders;
+    },
   };
 }

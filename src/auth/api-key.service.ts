@@ -16,8 +16,21 @@ export interface IssuedKey {
 
 const toAuthenticated = (row: ApiKey): AuthenticatedKey => ({ id: row.id, role: row.role, plan: row.plan, quota: row.quota });
 
+/**
+ * How long a key lookup is reused. It saves a statement on almost every request; the price is
+ * that a key revoked on another instance is still accepted there for up to this long.
+ */
+export const KEY_CACHE_TTL_MS = 5_000;
+const KEY_CACHE_SIZE = 10_000;
+
 export class ApiKeyService {
-  constructor(private readonly db: DataSource) {}
+  /** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
+  private readonly cache = new Map<string, { key: AuthenticatedKey | null; expiresAt: number }>();
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   private get keys() {
     return this.db.getRepository(ApiKey);
@@ -26,8 +39,16 @@ export class ApiKeyService {
   /** The key behind an X-API-Key header, or null when it is unknown or revoked. */
   async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
     if (!looksLikeApiKey(rawKey)) return null;
-    const row = await this.keys.findOneBy({ keyHash: hashApiKey(rawKey) });
-    return row && !row.revokedAt ? toAuthenticated(row) : null;
+    const hash = hashApiKey(rawKey);
+    const now = this.clock();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > now) return cached.key;
+    const row = await this.keys.findOneBy({ keyHash: hash });
+    const key = row && !row.revokedAt ? toAuthenticated(row) : null;
+    this.cache.delete(hash);
+    if (this.cache.size >= KEY_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(hash, { key, expiresAt: now + KEY_CACHE_TTL_MS });
+    return key;
   }
 
   async create(input: NewApiKeyInput): Promise<IssuedKey> {
@@ -77,6 +98,7 @@ export class ApiKeyService {
       apiKey.revokedAt = new Date();
       await this.keys.save(apiKey);
     }
+    this.cache.delete(apiKey.keyHash);
     return apiKey;
   }
 
@@ -86,6 +108,7 @@ export class ApiKeyService {
    * starting together cannot both insert.
    */
   async syncEnvironmentKey(rawKey: string | undefined): Promise<void> {
+    this.cache.clear();
     if (!rawKey) {
       await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE from_environment AND revoked_at IS NULL');
       return;

@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import { createDataSource } from './data-source';
@@ -19,14 +20,10 @@ const MIGRATION_LOCK = 7_411_023;
  */
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'>): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.pgliteDataDir);
-  const dataSource = createDataSource(
-    embedded ? { url: embedded.url, poolSize: 1 } : { url: config.databaseUrl as string },
-  );
+  let dataSource: DataSource;
   try {
-    await dataSource.initialize();
-    await migrate(dataSource);
+    dataSource = await connectDatabase(embedded?.url ?? (config.databaseUrl as string), { embedded: !!embedded });
   } catch (error) {
-    if (dataSource.isInitialized) await dataSource.destroy();
     await embedded?.stop();
     throw error;
   }
@@ -38,6 +35,32 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteD
       await embedded?.stop();
     },
   };
+}
+
+/** A migrated DataSource on `url`; the embedded database takes one connection. */
+export async function connectDatabase(url: string, { embedded }: { embedded: boolean }): Promise<DataSource> {
+  const dataSource = createDataSource(embedded ? { url, poolSize: 1 } : { url });
+  await dataSource.initialize();
+  try {
+    if (embedded) forgetPreparedStatementsOnReconnect(dataSource);
+    await migrate(dataSource);
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
+  return dataSource;
+}
+
+/**
+ * PGlite serves every socket connection from its one session, so statements prepared on a
+ * connection that has since closed are still there when the pool reconnects, and preparing them
+ * again would fail. Each new connection therefore starts by dropping them.
+ */
+function forgetPreparedStatementsOnReconnect(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master: Pool }).master;
+  pool.on('connect', (client) => {
+    client.query('DEALLOCATE ALL').catch(() => undefined);
+  });
 }
 
 export async function migrate(dataSource: DataSource): Promise<void> {

@@ -67,7 +67,7 @@ function describeError(formatted: GraphQLFormattedError, error: unknown, logger:
 }
 
 function httpStatusOf(error: unknown): number | undefined {
-  const http = error instanceof GraphQLError ? (error.extensions.http as { status?: unknown } | undefined) : undefined;
+  const http = error instanceof GraphQLError ? (error.extensions?.http as { status?: unknown } | undefined) : undefined;
   return typeof http?.status === 'number' ? http.status : undefined;
 }
 

@@ -9,28 +9,30 @@ import '../http/request';
 export const MAX_BODY_BYTES = 102_400;
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
+/** What most clients send, accepted without parsing the header. */
+const PLAIN_ACCEPTS = new Set([undefined, '*/*', 'application/json', 'application/graphql-response+json, application/json']);
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
 
-/** GraphQL over HTTP: GET for queries, POST with a JSON body for everything. */
-const allowedMethods: RequestHandler = (req, _res, next) => {
-  if (req.method !== 'GET' && req.method !== 'POST') {
-    throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported on /graphql; use GET or POST`, {
+/**
+ * GraphQL over HTTP: GET for queries, POST with a JSON body for everything, and a response type
+ * the client accepts. Refused before execution, so that a mutation never runs for a client that
+ * cannot read the answer.
+ */
+const graphqlRequest: RequestHandler = (req, _res, next) => {
+  const { method } = req;
+  if (method !== 'GET' && method !== 'POST') {
+    throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on /graphql; use GET or POST`, {
       Allow: 'GET, POST',
     });
   }
-  next();
-};
-
-/** Refused before execution, so that a mutation never runs for a client that cannot read the answer. */
-const acceptableResponse: RequestHandler = (req, _res, next) => {
-  const browsing = req.method === 'GET' && req.accepts(['text/html', ...RESPONSE_TYPES]) === 'text/html';
-  if (!browsing && !req.accepts(RESPONSE_TYPES)) {
-    throw new ApiError('NOT_ACCEPTABLE', `Accept must allow ${RESPONSE_TYPES.join(' or ')}`);
+  const accept = req.headers.accept;
+  if (!PLAIN_ACCEPTS.has(accept)) {
+    const browsing = method === 'GET' && req.accepts(['text/html', ...RESPONSE_TYPES]) === 'text/html';
+    if (!browsing && !req.accepts(RESPONSE_TYPES)) {
+      throw new ApiError('NOT_ACCEPTABLE', `Accept must allow ${RESPONSE_TYPES.join(' or ')}`);
+    }
   }
-  next();
-};
-
-const jsonBody: RequestHandler = (req, _res, next) => {
-  if (req.method === 'POST' && !req.is('application/json')) {
+  if (method === 'POST' && !PLAIN_JSON.has(req.headers['content-type'] ?? '') && !req.is('application/json')) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: Content-Type: application/json');
   }
   next();
@@ -45,9 +47,7 @@ const ensureBody: RequestHandler = (req, _res, next) => {
 export function graphqlRoute(apollo: ApolloServer<Context>, services: Services): Router {
   return Router().all(
     '/',
-    allowedMethods,
-    acceptableResponse,
-    jsonBody,
+    graphqlRequest,
     express.json({ limit: MAX_BODY_BYTES }),
     ensureBody,
     expressMiddleware(apollo, {

@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
 
 /**
  * API.md §6: a request refused before execution is sent with its error's status; errors
@@ -6,18 +6,16 @@ import type { ApolloServerPlugin } from '@apollo/server';
  * Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
  */
 export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
-  return {
-    async requestDidStart() {
-      return {
-        async willSendResponse({ response }) {
-          if (response.body.kind !== 'single') return;
-          const { data, errors } = response.body.singleResult;
-          if (!errors?.length) return;
-          const statuses = errors.map((error) => Number(error.extensions?.status));
-          if (data === undefined) response.http.status = statuses[0] || 500;
-          else if (statuses.includes(503)) response.http.status = 503;
-        },
-      };
+  // One listener object for every request: it keeps no state of its own.
+  const listener = {
+    async willSendResponse({ response }: GraphQLRequestContextWillSendResponse<TContext>) {
+      if (response.body.kind !== 'single') return;
+      const { data, errors } = response.body.singleResult;
+      if (!errors?.length) return;
+      const statuses = errors.map((error) => Number(error.extensions?.status));
+      if (data === undefined) response.http.status = statuses[0] || 500;
+      else if (statuses.includes(503)) response.http.status = 503;
     },
   };
+  return { requestDidStart: async () => listener };
 }

@@ -1,39 +1,76 @@
-import type { ApolloServerPlugin } from '@apollo/server';
-import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
+import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, type OperationDefinitionNode, type SelectionSetNode, visit } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { ApiError } from '../errors';
 
 /** Deepest field allowed, the root field counting as 1 (API.md §6). */
 export const MAX_DEPTH = 10;
 
-/** Refuses, before execution, operations nested deeper than MAX_DEPTH or costlier than `maxCost`. */
+/** What a parsed operation costs: measured once per operation, per page size where that varies. */
+interface OperationLimits {
+  depth: number;
+  /** The variables passed as `first`: the only inputs the cost model reads (connectionCost). */
+  pageSizeVariables: string[];
+  costs: Map<string, number>;
+}
+
+/** Cost results kept per operation; more page sizes than this are costed afresh. */
+const COSTS_PER_OPERATION = 64;
+
+/**
+ * Refuses, before execution, operations nested deeper than MAX_DEPTH or costlier than `maxCost`.
+ * Apollo hands over the same parsed document for the same query text, so the measures are kept
+ * with it and most requests cost nothing to check.
+ */
 export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema, maxCost: number): ApolloServerPlugin<TContext> {
   const estimators = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ document, operation, request }) {
-          if (!operation) return; // Apollo has already refused the request
-          const depth = operationDepth(document, operation);
-          if (depth > MAX_DEPTH) {
-            throw new ApiError('QUERY_TOO_COMPLEX', `Query depth ${depth} exceeds the limit of ${MAX_DEPTH}`);
-          }
-          const cost = costOf(() =>
-            getComplexity({
-              schema,
-              query: document,
-              operationName: operation.name?.value ?? request.operationName ?? undefined,
-              variables: request.variables ?? {},
-              estimators,
-            }),
-          );
-          if (cost > maxCost) {
-            throw new ApiError('QUERY_TOO_COMPLEX', `Query cost ${cost} exceeds the limit of ${maxCost}`);
-          }
-        },
-      };
+  const measured = new WeakMap<OperationDefinitionNode, OperationLimits>();
+  const limitsOf = (document: DocumentNode, operation: OperationDefinitionNode): OperationLimits => {
+    let limits = measured.get(operation);
+    if (!limits) {
+      limits = { depth: operationDepth(document, operation), pageSizeVariables: pageSizeVariables(document), costs: new Map() };
+      measured.set(operation, limits);
+    }
+    return limits;
+  };
+  const checks = {
+    async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
+      if (!operation) return; // Apollo has already refused the request
+      const limits = limitsOf(document, operation);
+      if (limits.depth > MAX_DEPTH) {
+        throw new ApiError('QUERY_TOO_COMPLEX', `Query depth ${limits.depth} exceeds the limit of ${MAX_DEPTH}`);
+      }
+      const key = limits.pageSizeVariables.map((name) => JSON.stringify(request.variables?.[name])).join();
+      let cost = limits.costs.get(key);
+      if (cost === undefined) {
+        cost = costOf(() =>
+          getComplexity({
+            schema,
+            query: document,
+            operationName: operation.name?.value ?? request.operationName ?? undefined,
+            variables: request.variables ?? {},
+            estimators,
+          }),
+        );
+        if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
+      }
+      if (cost > maxCost) {
+        throw new ApiError('QUERY_TOO_COMPLEX', `Query cost ${cost} exceeds the limit of ${maxCost}`);
+      }
     },
   };
+  return { requestDidStart: async () => checks };
+}
+
+/** The variables a document passes as a connection's `first`. */
+function pageSizeVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  visit(document, {
+    Argument(node) {
+      if (node.name.value === 'first' && node.value.kind === Kind.VARIABLE) names.add(node.value.name.value);
+    },
+  });
+  return [...names];
 }
 
 /** Costing coerces the variables first: a variable of the wrong type is the client's mistake. */

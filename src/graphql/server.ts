@@ -1,5 +1,10 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
@@ -36,6 +41,11 @@ export async function startGraphQLServer(
     formatError: createErrorFormatter(logger),
     logger,
     plugins: [
+      // Cache hints and traces would wrap every field's resolver; the gateway sends no
+      // Cache-Control and reports to no Apollo Studio graph.
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
       queryLimitsPlugin(schema, config.maxQueryCost),
       httpStatusPlugin(),
       config.production

@@ -7,6 +7,8 @@ import type { Logger } from '../logger';
  * 250 ms when Redis hangs, and the client keeps reconnecting in the background, forever.
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
+  // Commands of concurrent requests go out in one write: fewer system calls per request.
+  enableAutoPipelining: true,
   connectTimeout: 250,
   commandTimeout: 250,
   enableOfflineQueue: false,

@@ -1,6 +1,7 @@
 import { Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { Int64ID } from '../common/id.scalar';
+import type { InventoryItem } from '../store/inventory-item.entity';
 import { Category } from './category.entity';
 import { PetStatus } from './pet-status';
 
@@ -20,9 +21,13 @@ export class Pet {
   @Field(() => Int64ID, { description: 'ID of the category the animal belongs to.' })
   categoryId!: string;
 
+  /** Set when a read joined the category in (the query asked for it). */
   @ManyToOne(() => Category, { onDelete: 'RESTRICT', nullable: false })
   @JoinColumn({ name: 'category_id' })
   category?: Category;
+
+  /** Set when a read joined the stock in; not a column. */
+  inventory?: InventoryItem;
 
   @Column({ type: 'enum', enum: PetStatus, enumName: 'pet_status', default: PetStatus.AVAILABLE })
   @Field(() => PetStatus, { description: 'Status of the pet, set by its creator; only an AVAILABLE pet can be ordered.' })

@@ -1,23 +1,36 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Authorized, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
 import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
 import type { Context } from '../context';
+import { selectedFields } from '../graphql/selection';
 import { InventoryItem } from '../store/inventory-item.entity';
 import { Category } from './category.entity';
 import { Pet } from './pet.entity';
 import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
+import type { PetRelations } from './pet.queries';
 
 @ObjectType({ description: 'A page of pets.' })
 export class PetConnection extends Connection(Pet, 'pet') {}
 
+/** The relations a selection of pet fields asks for: joined into the same statement. */
+function relationsOf(fields: Set<string>): PetRelations {
+  return { category: fields.has('category'), inventory: fields.has('inventory') };
+}
+
 @Resolver(() => Pet)
 export class PetResolver {
   @Query(() => Pet, { nullable: true, description: 'One pet by id; null when there is none.' })
-  pet(@Arg('id', () => Int64ID, { description: "The pet's id." }) id: string, @Ctx() { loaders }: Context) {
-    return loaders.petById.load(id);
+  async pet(
+    @Arg('id', () => Int64ID, { description: "The pet's id." }) id: string,
+    @Ctx() { services }: Context,
+    @Info() info: GraphQLResolveInfo,
+  ) {
+    const [pet] = await services.pets.findByIds([id], relationsOf(selectedFields(info)));
+    return pet ?? null;
   }
 
   @Query(() => PetConnection, { complexity: connectionCost, description: 'Pets in id order, a page at a time.' })
@@ -26,19 +39,21 @@ export class PetResolver {
     @Arg('filter', () => PetFilterInput, { nullable: true, description: 'Only pets that match.' })
     filter: PetFilterInput | null,
     @Ctx() { services }: Context,
+    @Info() info: GraphQLResolveInfo,
   ) {
-    const page = await services.pets.list(filter ?? {}, pageRequest(paging));
+    const fields = new Set([...selectedFields(info, ['nodes']), ...selectedFields(info, ['edges', 'node'])]);
+    const page = await services.pets.list(filter ?? {}, pageRequest(paging), relationsOf(fields));
     return toConnection(page, () => services.pets.count(filter ?? {}));
   }
 
   @FieldResolver(() => Category, { description: 'The category the animal belongs to.' })
   category(@Root() pet: Pet, @Ctx() { loaders }: Context) {
-    return loaders.categoryById.load(pet.categoryId);
+    return pet.category ?? loaders.categoryById.load(pet.categoryId);
   }
 
   @FieldResolver(() => InventoryItem, { description: "The pet's stock." })
   inventory(@Root() pet: Pet, @Ctx() { loaders }: Context) {
-    return loaders.inventoryByPetId.load(pet.id);
+    return pet.inventory ?? loaders.inventoryByPetId.load(pet.id);
   }
 
   @Authorized(ApiKeyRole.ADMIN)

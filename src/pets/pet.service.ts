@@ -1,61 +1,43 @@
-import { DataSource, In, SelectQueryBuilder } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page, PageRequest, toPage } from '../common/page';
-import { containsPattern } from '../common/sql';
 import { isForeignKeyViolation } from '../db/pg-errors';
+import { PreparedStatements } from '../db/prepared';
 import { ApiError, notFound } from '../errors';
 import { openStock } from '../store/inventory.service';
 import { Pet } from './pet.entity';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
+import { type PetFilter, type PetRelations, type PetRow, petFromRow, petsByIds, petsCount, petsPage } from './pet.queries';
 import { PetStatus } from './pet-status';
 
-export interface PetFilter {
-  status?: PetStatus | null;
-  categoryId?: string | null;
-  nameContains?: string | null;
-}
-
-interface PetRow {
-  id: string;
-  name: string;
-  category_id: string;
-  status: PetStatus;
-  created_at: Date;
-}
-
-const petFromRow = (row: PetRow): Pet =>
-  Object.assign(new Pet(), {
-    id: row.id,
-    name: row.name,
-    categoryId: row.category_id,
-    status: row.status,
-    createdAt: row.created_at,
-  });
-
 export class PetService {
-  constructor(private readonly db: DataSource) {}
+  private readonly prepared: PreparedStatements;
+
+  constructor(private readonly db: DataSource) {
+    this.prepared = new PreparedStatements(db);
+  }
 
   private get pets() {
     return this.db.getRepository(Pet);
   }
 
-  findByIds(ids: readonly string[]): Promise<Pet[]> {
-    return this.pets.findBy({ id: In([...ids]) });
+  /** Pets by id, with the relations asked for joined in: one statement. */
+  async findByIds(ids: readonly string[], relations: PetRelations = {}): Promise<Pet[]> {
+    return (await this.prepared.rows<PetRow>(petsByIds(ids, relations))).map(petFromRow);
   }
 
-  async list(filter: PetFilter, page: PageRequest): Promise<Page<Pet>> {
-    const query = this.matching(filter).orderBy('pet.id', 'ASC').limit(page.first + 1);
-    if (page.afterId) query.andWhere('pet.id > :afterId', { afterId: page.afterId });
-    return toPage(await query.getMany(), page.first);
+  async list(filter: PetFilter, page: PageRequest, relations: PetRelations = {}): Promise<Page<Pet>> {
+    return toPage((await this.prepared.rows<PetRow>(petsPage(filter, page, relations))).map(petFromRow), page.first);
   }
 
-  count(filter: PetFilter): Promise<number> {
-    return this.matching(filter).getCount();
+  async count(filter: PetFilter): Promise<number> {
+    const [{ total }] = await this.prepared.rows<{ total: number }>(petsCount(filter));
+    return total;
   }
 
   /** One page of pets for each of several categories, in one statement. */
   async listByCategories(categoryIds: readonly string[], page: PageRequest): Promise<Map<string, Page<Pet>>> {
     const rows: PetRow[] = await this.db.query(
-      `SELECT p.id, p.name, p.category_id, p.status, p.created_at
+      `SELECT p.id, p.name, p.category_id, p.status
          FROM unnest($1::bigint[]) AS c(id)
          CROSS JOIN LATERAL (
            SELECT * FROM pets
@@ -126,13 +108,4 @@ export class PetService {
     return id;
   }
 
-  private matching(filter: PetFilter): SelectQueryBuilder<Pet> {
-    const query = this.pets.createQueryBuilder('pet');
-    if (filter.status) query.andWhere('pet.status = :status', { status: filter.status });
-    if (filter.categoryId) query.andWhere('pet.category_id = :categoryId', { categoryId: filter.categoryId });
-    if (filter.nameContains) {
-      query.andWhere(`pet.name ILIKE :pattern`, { pattern: containsPattern(filter.nameContains) });
-    }
-    return query;
-  }
 }

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { parseCreateCommand } from '../../src/cli/apikey';
-import { ApiKeyService } from '../../src/auth/api-key.service';
+import { ApiKeyService, KEY_CACHE_TTL_MS } from '../../src/auth/api-key.service';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
@@ -125,7 +125,7 @@ describe('ADMIN_API_KEY', () => {
   });
 
   it('stops working when the configuration drops it, and a new one takes its row', async () => {
-    const service = new ApiKeyService(t.db.dataSource);
+    const service = t.app.services.apiKeys;
     await service.syncEnvironmentKey(undefined);
     expect((await gql(t.url, '{ pets { totalCount } }', undefined, { key: t.adminKey })).status).toBe(401);
     const replacement = generateApiKey();
@@ -154,5 +154,27 @@ describe('npm run apikey -- create', () => {
     [['delete', '--name', 'x', '--plan', 'free'], /usage/],
   ])('refuses %p', async (argv, message) => {
     await expect(parseCreateCommand(argv)).rejects.toThrow(message);
+  });
+});
+
+describe('key lookups', () => {
+  it('are reused for 5 s: a key revoked by another instance stops working within that time', async () => {
+    let now = 1_000_000;
+    const service = new ApiKeyService(t.db.dataSource, () => now);
+    const { key, id } = await createApiKey(t);
+    expect(await service.authenticate(key)).toMatchObject({ id });
+    // Another instance revokes it, straight in the shared database.
+    await t.db.dataSource.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [id]);
+    now += KEY_CACHE_TTL_MS - 1;
+    expect(await service.authenticate(key)).toMatchObject({ id });
+    now += 2;
+    expect(await service.authenticate(key)).toBeNull();
+  });
+
+  it('forget a key at once when this instance revokes it', async () => {
+    const { key, id } = await createApiKey(t);
+    expect((await gql(t.url, '{ pets { totalCount } }', undefined, { key })).status).toBe(200);
+    await gql(t.url, `mutation { revokeApiKey(id: "${id}") { id } }`, undefined, { key: t.adminKey });
+    expect((await gql(t.url, '{ pets { totalCount } }', undefined, { key })).status).toBe(401);
   });
 });

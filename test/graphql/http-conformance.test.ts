@@ -9,7 +9,7 @@ afterAll(() => t.close());
 
 it("passes graphql-http's GraphQL-over-HTTP server audits with no MUST failure", async () => {
   // As a front end with a key: the audit sends more requests than an anonymous client may.
-  const fetchFn = (input: RequestInfo | URL, init: RequestInit = {}) => {
+  const fetchFn = (input: string | URL | Request, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     headers.set('X-API-Key', t.adminKey);
     return fetch(input, { ...init, headers });

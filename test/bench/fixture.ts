@@ -1,0 +1,77 @@
+import { Client } from 'pg';
+import { openDatabase } from '../../src/db/database';
+import { IN_MEMORY } from '../../src/db/embedded';
+
+export const BENCH_DATABASE = 'petstore_bench';
+export const PETS = 10_000;
+export const CATEGORIES = 20;
+export const ORDERS = 50_000;
+/** placeOrder allows 10 calls a minute per key: the placeOrder scenario spreads over these. */
+export const ORDER_KEYS = 10_000;
+
+/** The key every other scenario sends: ENTERPRISE, with figures no run can reach. */
+export const BENCH_KEY = `psk_benchmain${'0'.repeat(32)}`;
+export const orderKey = (i: number) => `psk_benchorder${String(i).padStart(32, '0')}`;
+
+/** Runs one statement against the server's `postgres` database (to create or drop the bench database). */
+async function admin(serverUrl: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export function benchDatabaseUrl(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${BENCH_DATABASE}`;
+  return url.toString();
+}
+
+/**
+ * A fresh database, migrated as the gateway migrates it, holding 20 categories, 10,000 pets with
+ * stock, 50,000 orders and the bench's API keys. Built with set-based SQL: seconds, not minutes.
+ */
+export async function createBenchDatabase(serverUrl: string): Promise<string> {
+  await admin(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+  await admin(serverUrl, `CREATE DATABASE ${BENCH_DATABASE}`);
+  const url = benchDatabaseUrl(serverUrl);
+  const database = await openDatabase({ databaseUrl: url, pgliteDataDir: IN_MEMORY });
+  const sql = (text: string, params: unknown[] = []) => database.dataSource.query(text, params);
+  try {
+    await sql(
+      `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day)
+       VALUES ('bench', encode(sha256($1::bytea), 'hex'), 'enterprise', 'admin', 100000000, 1000000000)`,
+      [BENCH_KEY],
+    );
+    await sql(
+      `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day)
+       SELECT 'bench order ' || i, encode(sha256(('psk_benchorder' || lpad(i::text, 32, '0'))::bytea), 'hex'),
+              'enterprise', 'client', 100000000, 1000000000
+         FROM generate_series(0, $1 - 1) AS i`,
+      [ORDER_KEYS],
+    );
+    await sql(`INSERT INTO categories (name, description) SELECT 'Category ' || i, 'Kind ' || i FROM generate_series(1, $1) AS i`, [CATEGORIES]);
+    await sql(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'Pet ' || i, 1 + (i % $2), 'available' FROM generate_series(1, $1) AS i`,
+      [PETS, CATEGORIES],
+    );
+    await sql(`INSERT INTO inventory_items (pet_id, quantity, status) SELECT id, 1000000, 'available' FROM pets`);
+    await sql(
+      `INSERT INTO orders (pet_id, quantity, complete, api_key_id)
+       SELECT 1 + (i % $2), 1, i % 3 = 0, (SELECT id FROM api_keys WHERE name = 'bench') FROM generate_series(1, $1) AS i`,
+      [ORDERS, PETS],
+    );
+    await sql('ANALYZE');
+  } finally {
+    await database.close();
+  }
+  return url;
+}
+
+export async function dropBenchDatabase(serverUrl: string): Promise<void> {
+  await admin(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+}

@@ -1,0 +1,57 @@
+import { type ChildProcess, execFile, fork } from 'node:child_process';
+import { join } from 'node:path';
+import type { ServerStats } from './server-stats';
+
+export interface BenchServer {
+  name: string;
+  port: number;
+  stats(): Promise<ServerStats>;
+  stop(): Promise<void>;
+}
+
+/** Starts a bench server script (compiled, beside this file) and waits for its port. */
+export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
+  const child: ChildProcess = fork(join(__dirname, script), args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port?: number }) => (message.port ? resolve(message.port) : reject(new Error(`${name}: ${JSON.stringify(message)}`))));
+    child.once('exit', (code) => reject(new Error(`expected ${name} to start, got exit ${code}`)));
+  });
+  return {
+    name,
+    port,
+    stats: () =>
+      new Promise((resolve) => {
+        child.once('message', (message: { stats: ServerStats }) => resolve(message.stats));
+        child.send('stats');
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
+}
+
+export interface LoadResult {
+  requests: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  mismatches: number;
+}
+
+/** Drives one server with autocannon from a separate process. */
+export function runLoad(port: number, scenario: string, target: string, seconds: number, firstRequest: number): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(__dirname, 'load.worker.js'), String(port), scenario, target, String(seconds), String(firstRequest)],
+      { maxBuffer: 1 << 20 },
+      (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)),
+    );
+  });
+}
