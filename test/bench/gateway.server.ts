@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { createHttpServer } from '../../src/http/http-server';
+import { createLogger } from '../../src/logger';
 import { reportStatsOverIpc } from './server-stats';
 
 /**
@@ -13,18 +13,14 @@ import { reportStatsOverIpc } from './server-stats';
  */
 async function main(): Promise<void> {
   const mode = process.argv[2] as 'redis' | 'memory' | 'off';
-  // Deployed as production: graphql-js then skips its development-time checks.
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'production',
-    REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '',
-    LOG_LEVEL: 'silent',
-  });
+  // Deployed as production: graphql-js then skips its development-time checks. It logs a line per
+  // request as in production; the bench discards its output.
+  const config = loadConfig({ ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '' });
   const database = await openDatabase(config);
   const app = await createApp({
     config,
     dataSource: database.dataSource,
-    logger: pino({ level: 'silent' }),
+    logger: createLogger(config.logLevel),
     limiterKeyPrefix: `bench:${mode}:${Date.now()}`,
     limitRequests: mode !== 'off',
   });

@@ -13,7 +13,8 @@ export interface BenchServer {
 export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // Their logs would drown the report; errors still show.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port?: number }) => (message.port ? resolve(message.port) : reject(new Error(`${name}: ${JSON.stringify(message)}`))));
