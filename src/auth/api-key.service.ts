@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { Page, PageRequest, toPage } from '../common/page';
+import type { Page, PageRequest } from '../common/page';
+import { keysetPage } from '../db/rows';
 import { ApiError, badInput, notFound } from '../errors';
 import { ADMIN_KEY_QUOTA, Plan } from '../limits/plans';
 import { ApiKey } from './api-key.entity';
@@ -73,10 +74,8 @@ export class ApiKeyService {
     return { key, apiKey };
   }
 
-  async list(page: PageRequest): Promise<Page<ApiKey>> {
-    const query = this.keys.createQueryBuilder('key').orderBy('key.id', 'ASC').limit(page.first + 1);
-    if (page.afterId) query.where('key.id > :afterId', { afterId: page.afterId });
-    return toPage(await query.getMany(), page.first);
+  list(page: PageRequest): Promise<Page<ApiKey>> {
+    return keysetPage(this.keys.createQueryBuilder('key'), 'key.id', page);
   }
 
   count(): Promise<number> {

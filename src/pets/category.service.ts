@@ -1,6 +1,6 @@
 import { DataSource, In } from 'typeorm';
-import { Page, PageRequest, toPage } from '../common/page';
-import { isForeignKeyViolation } from '../db/pg-errors';
+import type { Page, PageRequest } from '../common/page';
+import { deleteUnreferenced, keysetPage } from '../db/rows';
 import { ApiError, notFound } from '../errors';
 import { Category } from './category.entity';
 import type { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
@@ -19,10 +19,8 @@ export class CategoryService {
     return this.categories.findBy({ id: In([...ids]) });
   }
 
-  async list(page: PageRequest): Promise<Page<Category>> {
-    const query = this.categories.createQueryBuilder('category').orderBy('category.id', 'ASC').limit(page.first + 1);
-    if (page.afterId) query.where('category.id > :afterId', { afterId: page.afterId });
-    return toPage(await query.getMany(), page.first);
+  list(page: PageRequest): Promise<Page<Category>> {
+    return keysetPage(this.categories.createQueryBuilder('category'), 'category.id', page);
   }
 
   count(): Promise<number> {
@@ -43,18 +41,9 @@ export class CategoryService {
     return this.categories.save(category);
   }
 
-  /** Refused while pets belong to the category (the foreign key decides, so no race lets one through). */
-  async delete(id: string): Promise<string> {
-    let affected: number | null | undefined;
-    try {
-      ({ affected } = await this.categories.delete({ id }));
-    } catch (error) {
-      if (isForeignKeyViolation(error)) {
-        throw new ApiError('CATEGORY_NOT_EMPTY', `Category ${id} still has pets; move or delete them first`);
-      }
-      throw error;
-    }
-    if (!affected) throw notFound(`Category ${id}`);
-    return id;
+  /** Refused while pets belong to the category. */
+  delete(id: string): Promise<string> {
+    const refusal = new ApiError('CATEGORY_NOT_EMPTY', `Category ${id} still has pets; move or delete them first`);
+    return deleteUnreferenced(this.categories, id, 'Category', refusal);
   }
 }

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { Page, PageRequest, toPage } from '../common/page';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { PreparedStatements } from '../db/prepared';
+import { deleteUnreferenced } from '../db/rows';
 import { ApiError, notFound } from '../errors';
 import { openStock } from '../store/inventory.service';
 import { Pet } from './pet.entity';
@@ -93,19 +94,8 @@ export class PetService {
     }
   }
 
-  /** Refused while orders name the pet (the foreign key decides, so no race lets one through). */
-  async delete(id: string): Promise<string> {
-    let affected: number | null | undefined;
-    try {
-      ({ affected } = await this.pets.delete({ id }));
-    } catch (error) {
-      if (isForeignKeyViolation(error)) {
-        throw new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`);
-      }
-      throw error;
-    }
-    if (!affected) throw notFound(`Pet ${id}`);
-    return id;
+  /** Removes the pet and its stock; refused while orders name it. */
+  delete(id: string): Promise<string> {
+    return deleteUnreferenced(this.pets, id, 'Pet', new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`));
   }
-
 }

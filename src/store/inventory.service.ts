@@ -1,5 +1,6 @@
 import { DataSource, EntityManager, In } from 'typeorm';
-import { Page, PageRequest, toPage } from '../common/page';
+import type { Page, PageRequest } from '../common/page';
+import { keysetPage } from '../db/rows';
 import { notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
 import { InventoryItem } from './inventory-item.entity';
@@ -20,10 +21,8 @@ export class InventoryService {
     return this.items.findBy({ petId: In([...petIds]) });
   }
 
-  async list(filter: InventoryFilter, page: PageRequest): Promise<Page<InventoryItem>> {
-    const query = this.matching(filter).orderBy('item.pet_id', 'ASC').limit(page.first + 1);
-    if (page.afterId) query.andWhere('item.pet_id > :afterId', { afterId: page.afterId });
-    return toPage(await query.getMany(), page.first);
+  list(filter: InventoryFilter, page: PageRequest): Promise<Page<InventoryItem>> {
+    return keysetPage(this.matching(filter), 'item.pet_id', page);
   }
 
   count(filter: InventoryFilter): Promise<number> {

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager, In, SelectQueryBuilder } from 'typeorm';
-import { Page, PageRequest, toPage } from '../common/page';
+import type { Page, PageRequest } from '../common/page';
+import { keysetPage } from '../db/rows';
 import { ApiError, badInput, notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
 import {
@@ -41,10 +42,8 @@ export class OrderService {
   }
 
   /** Newest first, a page at a time. */
-  async list(scope: OrderScope, filter: OrderFilter, page: PageRequest): Promise<Page<Order>> {
-    const query = this.matching(scope, filter).orderBy('order.id', 'DESC').limit(page.first + 1);
-    if (page.afterId) query.andWhere('order.id < :afterId', { afterId: page.afterId });
-    return toPage(await query.getMany(), page.first);
+  list(scope: OrderScope, filter: OrderFilter, page: PageRequest): Promise<Page<Order>> {
+    return keysetPage(this.matching(scope, filter), 'order.id', page, 'DESC');
   }
 
   count(scope: OrderScope, filter: OrderFilter): Promise<number> {

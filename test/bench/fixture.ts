@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import { openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/embedded';
+import { adminQuery, withDatabase } from '../helpers/database';
 
 export const BENCH_DATABASE = 'petstore_bench';
 export const PETS = 10_000;
@@ -13,31 +13,14 @@ export const ORDER_KEYS = 10_000;
 export const BENCH_KEY = `psk_benchmain${'0'.repeat(32)}`;
 export const orderKey = (i: number) => `psk_benchorder${String(i).padStart(32, '0')}`;
 
-/** Runs one statement against the server's `postgres` database (to create or drop the bench database). */
-async function admin(serverUrl: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-export function benchDatabaseUrl(serverUrl: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${BENCH_DATABASE}`;
-  return url.toString();
-}
-
 /**
  * A fresh database, migrated as the gateway migrates it, holding 20 categories, 10,000 pets with
  * stock, 50,000 orders and the bench's API keys. Built with set-based SQL: seconds, not minutes.
  */
 export async function createBenchDatabase(serverUrl: string): Promise<string> {
-  await admin(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
-  await admin(serverUrl, `CREATE DATABASE ${BENCH_DATABASE}`);
-  const url = benchDatabaseUrl(serverUrl);
+  await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+  await adminQuery(serverUrl, `CREATE DATABASE ${BENCH_DATABASE}`);
+  const url = withDatabase(serverUrl, BENCH_DATABASE);
   const database = await openDatabase({ databaseUrl: url, pgliteDataDir: IN_MEMORY });
   const sql = (text: string, params: unknown[] = []) => database.dataSource.query(text, params);
   try {
@@ -73,5 +56,5 @@ export async function createBenchDatabase(serverUrl: string): Promise<string> {
 }
 
 export async function dropBenchDatabase(serverUrl: string): Promise<void> {
-  await admin(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+  await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
 }

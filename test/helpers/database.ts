@@ -36,13 +36,15 @@ function dataSourceUrl(database: Database): string {
   return (database.dataSource.options as { url: string }).url;
 }
 
-function withDatabase(serverUrl: string, name: string): string {
+/** The URL of database `name` on the server `serverUrl` points at. */
+export function withDatabase(serverUrl: string, name: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** One statement on the server's default database: creating or dropping another. */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {

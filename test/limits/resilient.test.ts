@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createLimiterStore, type LimiterStores } from '../../src/limits/create-store';
 import { createFieldLimiter } from '../../src/limits/field-limiter';
 import { type Decision, RateLimiter } from '../../src/limits/limiter';
+import type { BanPolicy } from '../../src/limits/limiter-store';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { windowsFor } from '../../src/limits/window';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
@@ -44,24 +45,43 @@ async function sharedRemaining(url: string, prefix: string, identity: string): P
 
 const withOwnRedis = redisServerInstalled() ? describe : describe.skip;
 
-withOwnRedis('the limiter store when Redis dies and comes back', () => {
+interface Rig {
+  prefix: string;
+  server: RedisServer;
+  stores: LimiterStores;
+  limiter: RateLimiter;
+  log: CapturedLog;
+}
+
+/** A redis-server of the test's own, and a limiter on it that logs where the test can read. */
+async function rig(ban: BanPolicy): Promise<Rig> {
   const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
+  const server = await redisServer();
+  await server.start();
+  const log = captureLog();
+  const stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
+  return { prefix, server, stores, limiter: new RateLimiter(stores.store, ban), log };
+}
+
+async function unrig({ server, stores }: Rig): Promise<void> {
+  server.resume();
+  await stores.close();
+  await server.kill();
+}
+
+withOwnRedis('the limiter store when Redis dies and comes back', () => {
+  let prefix: string;
   let server: RedisServer;
   let stores: LimiterStores;
   let limiter: RateLimiter;
   let log: CapturedLog;
+  let current: Rig;
 
   beforeAll(async () => {
-    server = await redisServer();
-    await server.start();
-    log = captureLog();
-    stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
-    limiter = new RateLimiter(stores.store, BAN);
+    current = await rig(BAN);
+    ({ prefix, server, stores, limiter, log } = current);
   });
-  afterAll(async () => {
-    await stores.close();
-    await server.kill();
-  });
+  afterAll(() => unrig(current));
 
   it('shares limits through Redis while it answers', async () => {
     expect(stores.backend).toBe('redis');
@@ -104,24 +124,18 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
 });
 
 withOwnRedis('the limiter store when Redis hangs', () => {
-  const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
+  let prefix: string;
   let server: RedisServer;
   let stores: LimiterStores;
   let limiter: RateLimiter;
   let log: CapturedLog;
+  let current: Rig;
 
   beforeAll(async () => {
-    server = await redisServer();
-    await server.start();
-    log = captureLog();
-    stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
-    limiter = new RateLimiter(stores.store, { threshold: 0, durationMs: 900_000 });
+    current = await rig({ threshold: 0, durationMs: 900_000 });
+    ({ prefix, server, stores, limiter, log } = current);
   });
-  afterAll(async () => {
-    server.resume();
-    await stores.close();
-    await server.kill();
-  });
+  afterAll(() => unrig(current));
 
   it('answers within a fraction of a second while Redis does not answer at all', async () => {
     await limiter.check('key:banned', { perMinute: 1, perDay: 100 });
