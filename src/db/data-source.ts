@@ -4,7 +4,12 @@ import { MIGRATIONS } from './migrations';
 
 export interface DataSourceOptions {
   url: string;
-  /** Connections in the pool; the embedded database takes exactly one. */
+  /**
+   * The embedded database serves one connection at a time: the pool holds exactly one, for the
+   * life of the process (closing it when idle would race the next request for the only slot).
+   */
+  embedded?: boolean;
+  /** Connections in the pool of a real PostgreSQL. */
   poolSize?: number;
 }
 
@@ -12,7 +17,7 @@ export interface DataSourceOptions {
 export const CONNECT_TIMEOUT_MS = 2_000;
 export const STATEMENT_TIMEOUT_MS = 5_000;
 
-export function createDataSource({ url, poolSize = 10 }: DataSourceOptions): DataSource {
+export function createDataSource({ url, embedded = false, poolSize = 10 }: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -21,7 +26,7 @@ export function createDataSource({ url, poolSize = 10 }: DataSourceOptions): Dat
     migrationsTableName: 'migrations',
     synchronize: false,
     installExtensions: false,
-    poolSize,
+    poolSize: embedded ? 1 : poolSize,
     connectTimeoutMS: CONNECT_TIMEOUT_MS,
     applicationName: 'petstore-gateway',
     extra: {
@@ -29,6 +34,7 @@ export function createDataSource({ url, poolSize = 10 }: DataSourceOptions): Dat
       idle_in_transaction_session_timeout: STATEMENT_TIMEOUT_MS,
       // Client side too: a severed connection never answers, and the server cannot time that out.
       query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
+      idleTimeoutMillis: embedded ? 0 : 10_000,
     },
   });
 }

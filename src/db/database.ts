@@ -39,7 +39,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteD
 
 /** A migrated DataSource on `url`; the embedded database takes one connection. */
 export async function connectDatabase(url: string, { embedded }: { embedded: boolean }): Promise<DataSource> {
-  const dataSource = createDataSource(embedded ? { url, poolSize: 1 } : { url });
+  const dataSource = createDataSource({ url, embedded });
   await dataSource.initialize();
   try {
     if (embedded) forgetPreparedStatementsOnReconnect(dataSource);

@@ -17,7 +17,9 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   if (dataDir !== IN_MEMORY) mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir === IN_MEMORY ? undefined : dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  // The pool holds one connection; a second slot only bridges the moment a dropped connection's
+  // socket is still being released while its replacement connects.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
   await server.start();
   return {
     url: `postgres://postgres@${server.getServerConn()}/postgres`,

@@ -1,0 +1,29 @@
+import type { Pool } from 'pg';
+import { type Database, openDatabase } from '../../src/db/database';
+import { IN_MEMORY } from '../../src/db/embedded';
+import { PetService } from '../../src/pets/pet.service';
+
+/** The embedded database as `npm start` opens it, whatever database the rest of the run uses. */
+let db: Database;
+beforeAll(async () => {
+  db = await openDatabase({ pgliteDataDir: IN_MEMORY });
+});
+afterAll(() => db.close());
+
+const pool = () => (db.dataSource.driver as unknown as { master: Pool & { options: { max: number; idleTimeoutMillis: number } } }).master;
+
+it('holds exactly one connection, and never closes it for being idle', () => {
+  expect(pool().options.max).toBe(1);
+  expect(pool().options.idleTimeoutMillis).toBe(0);
+});
+
+it('prepares its statements again on a new connection, although PGlite kept the old ones', async () => {
+  const pets = new PetService(db.dataSource);
+  expect(await pets.findByIds(['1'])).toEqual([]);
+  // Drop the connection, as an outage or a restart of the socket would.
+  const client = await pool().connect();
+  client.release(new Error('dropped by the test'));
+  expect(pool().totalCount).toBe(0);
+  expect(await pets.findByIds(['1'])).toEqual([]);
+  expect(await pets.count({})).toBe(0);
+});
