@@ -25,5 +25,3 @@ export function requireAdmin(caller: Caller): AuthenticatedKey {
   if (key.role !== ApiKeyRole.ADMIN) throw new ApiError('FORBIDDEN', 'This operation needs an admin key');
   return key;
 }
-
-export const isAdmin = (caller: Caller) => caller.kind === 'key' && caller.key.role === ApiKeyRole.ADMIN;
