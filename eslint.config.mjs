@@ -13,6 +13,11 @@ export default tseslint.config(
     },
   },
   {
+    // Jest's configuration and the test setup it starts are CommonJS, loaded by plain Node.
+    files: ['*.js', 'test/setup/*.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Tests read JSON response bodies, whose shape is what they assert.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

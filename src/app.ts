@@ -2,16 +2,25 @@ import cors from 'cors';
 import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
+import type { Caller } from './auth/caller';
+import { concurrencyOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
+import { budgetStatements, IdentitySlots, StatementBudget, withStatementBudget } from './db/statement-budget';
 import { graphqlRoute } from './graphql/graphql.route';
+import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { startGraphQLServer } from './graphql/server';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { refuseMalformedHttp } from './http/malformed-http';
 import { requestLog } from './http/request-log';
-import type { Logger } from './logger';
+import { type Logger, withSafeErrors } from './logger';
 import { createFieldLimiter } from './limits/field-limiter';
+import { identityOf } from './limits/identity';
 import { limitRequests } from './limits/limit.middleware';
+import { ChangeHub } from './live/change-hub';
+import { listenForChanges, listenOnEmbeddedSession } from './live/change-listener';
+import { MemorySubscriptionSlots, RedisSubscriptionSlots } from './live/subscription-slots';
 import { RateLimiter } from './limits/limiter';
 import { createLimiterStore } from './limits/create-store';
 import { healthRoutes } from './ops/health.routes';
@@ -39,27 +48,52 @@ export interface AppDeps {
   config: Config;
   dataSource: DataSource;
   logger: Logger;
-  /** Prefix of the limiter's Redis keys: deployments (or test runs) sharing a Redis keep apart. */
-  limiterKeyPrefix?: string;
   /** False only to measure what the limiter costs (npm run bench); the request limits are then off. */
   limitRequests?: boolean;
+  /**
+   * False leaves requests in flight per identity unbounded: for tests of the windows under
+   * bursts no client within the concurrency limit could send.
+   */
+  limitInFlight?: boolean;
+  /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
+  embeddedDatabase?: boolean;
 }
 
 export interface App {
   express: Express;
   services: Services;
   metrics: Metrics;
+  /** Subscriptions over WebSocket: attach to the HTTP server that serves `express`. */
+  websockets: WebSocketGateway;
   /** Stops GraphQL execution and the limiter's Redis client; the caller closes the HTTP server and the database. */
   stop(): Promise<void>;
 }
 
 /** The gateway as an Express app. It never listens: main.ts and the tests do. */
-export async function createApp({ config, dataSource, logger, limiterKeyPrefix, limitRequests: limiting = true }: AppDeps): Promise<App> {
-  const limits = await createLimiterStore({ redisUrl: config.redisUrl, logger, prefix: limiterKeyPrefix });
+export async function createApp({
+  config,
+  dataSource,
+  logger: givenLogger,
+  limitRequests: limiting = true,
+  limitInFlight = true,
+  embeddedDatabase = false,
+}: AppDeps): Promise<App> {
+  // Whatever logger the app is given, an error's bound SQL parameters never reach it.
+  const logger = withSafeErrors(givenLogger);
+  const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
-  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) });
   const metrics = new Metrics(dataSource);
-  const apollo = await startGraphQLServer(await buildGatewaySchema(), config, logger);
+  const hub = new ChangeHub(metrics);
+  const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
+  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
+  const schema = await buildGatewaySchema();
+  const apollo = await startGraphQLServer(schema, config, logger);
+  const onChange = (payload: string) => hub.receive(payload);
+  const listener = embeddedDatabase
+    ? await listenOnEmbeddedSession(dataSource, onChange)
+    : await listenForChanges((dataSource.options as { url: string }).url, onChange, logger);
+  const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, limiting });
 
   const app = express();
   app.disable('x-powered-by');
@@ -77,15 +111,25 @@ export async function createApp({ config, dataSource, logger, limiterKeyPrefix, 
   );
   app.use(
     cors({
-      origin: [STUDIO_ORIGIN, ...config.corsOrigins],
+      origin: allowedOrigins,
       allowedHeaders: ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'],
       exposedHeaders: EXPOSED_HEADERS,
       maxAge: 600,
     }),
   );
   app.use(identifyCaller(services.apiKeys));
-  if (limiting) app.use(limitRequests(limiter, metrics, logger));
+  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? concurrencyOfCaller : undefined));
+  app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
+  // Each request's statements are counted, and each identity's run a few at a time (docs/contract.md §5).
+  budgetStatements(dataSource);
+  const statementSlots = new IdentitySlots();
+  app.use((req, _res, next) => {
+    const caller = req.caller ?? { kind: 'anonymous', address: 'unknown' };
+    const identity = req.rateLimitIdentity ?? identityOf(caller);
+    const size = statementsAtOnceOfCaller(caller);
+    withStatementBudget(new StatementBudget(() => statementSlots.of(identity, size)), next);
+  });
   app.use('/graphql', graphqlRoute(apollo, services));
   app.use(restRoutes(services, config));
   app.use(notFoundHandler);
@@ -95,7 +139,11 @@ export async function createApp({ config, dataSource, logger, limiterKeyPrefix, 
     express: app,
     services,
     metrics,
+    websockets,
     async stop() {
+      await websockets.close();
+      await listener.close();
+      slots.close();
       await apollo.stop();
       await limits.close();
     },

@@ -1,14 +1,26 @@
+import { isIP } from 'node:net';
+
 /**
  * The gateway's settings, read once from the environment (README "Configuration").
  * A wrong value stops start-up with a message naming the variable and what it expects.
  */
 export interface Config {
   port: number;
+  /** The address to bind: an IP address or a host name. */
+  host: string;
   /** Unset: an embedded PostgreSQL (PGlite) is started in-process. */
   databaseUrl?: string;
   pgliteDataDir: string;
+  /** Connections in each instance's PostgreSQL pool (the embedded database always takes one). */
+  databasePoolSize: number;
+  /** A statement running longer is cancelled by PostgreSQL; a request then gets 503. */
+  databaseStatementTimeoutMs: number;
+  /** How long opening a PostgreSQL connection may take. */
+  databaseConnectTimeoutMs: number;
   /** Unset: limiter state lives in this process. */
-  redisUrl?: string;
+  redis?: RedisTopology;
+  /** Starts every key the gateway writes in Redis: deployments sharing a Redis keep apart. */
+  redisKeyPrefix: string;
   /** Always accepted, with the admin role. Generated in embedded mode when unset. */
   adminApiKey?: string;
   banThreshold: number;
@@ -22,6 +34,24 @@ export interface Config {
   production: boolean;
 }
 
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/** Options every node of a cluster or Sentinel deployment shares, taken from its `redis[s]://` entries. */
+export interface RedisNodeOptions {
+  tls: boolean;
+  username?: string;
+  password?: string;
+}
+
+/** One Redis (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES), or a master found through Sentinel. */
+export type RedisTopology =
+  | { kind: 'single'; url: string }
+  | ({ kind: 'cluster'; nodes: RedisNode[] } & RedisNodeOptions)
+  | ({ kind: 'sentinel'; sentinels: RedisNode[]; name: string } & RedisNodeOptions);
+
 export class ConfigError extends Error {
   constructor(variable: string, expected: string, got: string) {
     super(`${variable}: expected ${expected}, got ${JSON.stringify(got)}`);
@@ -33,6 +63,8 @@ type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const API_KEY_PATTERN = /^psk_[0-9A-Za-z]{32,}$/;
+/** A DNS host name (RFC 1123 labels), such as localhost or gateway.internal. */
+const HOST_NAME_PATTERN = /^(?=.{1,253}$)[0-9A-Za-z](?:[0-9A-Za-z-]{0,61}[0-9A-Za-z])?(?:\.[0-9A-Za-z](?:[0-9A-Za-z-]{0,61}[0-9A-Za-z])?)*$/;
 
 function present(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
@@ -47,6 +79,15 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `an integer from ${min} to ${max}`, raw);
   }
   return value;
+}
+
+function host(env: Env, name: string, fallback: string): string {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (isIP(raw) === 0 && !HOST_NAME_PATTERN.test(raw)) {
+    throw new ConfigError(name, 'an IP address or a host name such as 0.0.0.0', raw);
+  }
+  return raw;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -68,6 +109,72 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   }
   if (!protocols.includes(protocol)) {
     throw new ConfigError(name, `a ${protocols.join(' or ')}// URL`, raw);
+  }
+  return raw;
+}
+
+const NODES_EXPECTED = 'comma-separated host:port (or redis[s]://[user:password@]host:port) entries';
+
+/**
+ * A list of Redis nodes. Entries may be URLs, so that TLS and credentials are written as in
+ * REDIS_URL; every URL entry must then carry the same ones, as all nodes of one deployment do.
+ */
+function redisNodes(env: Env, name: string): ({ nodes: RedisNode[] } & RedisNodeOptions) | undefined {
+  const raw = present(env, name);
+  if (raw === undefined) return undefined;
+  const entries = raw.split(',').map((part) => part.trim());
+  const urls = entries.filter((entry) => entry.includes('://'));
+  const nodes = entries.map((entry): RedisNode => {
+    let parsed: URL;
+    try {
+      parsed = new URL(entry.includes('://') ? entry : `redis://${entry}`);
+    } catch {
+      throw new ConfigError(name, NODES_EXPECTED, entry);
+    }
+    const port = Number(parsed.port);
+    const addressOnly = parsed.pathname === '' || parsed.pathname === '/';
+    if (!['redis:', 'rediss:'].includes(parsed.protocol) || !parsed.hostname || !addressOnly || port < 1 || port > 65535) {
+      throw new ConfigError(name, NODES_EXPECTED, entry);
+    }
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port };
+  });
+  const options = urls.map((entry) => {
+    const { protocol, username, password } = new URL(entry);
+    return { tls: protocol === 'rediss:', username: decodeURIComponent(username) || undefined, password: decodeURIComponent(password) || undefined };
+  });
+  const first = options[0] ?? { tls: false, username: undefined, password: undefined };
+  if (options.some((other) => JSON.stringify(other) !== JSON.stringify(first))) {
+    throw new ConfigError(name, 'the same scheme and credentials in every URL entry', '<hidden>');
+  }
+  return { nodes, ...first };
+}
+
+/** At most one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (+ REDIS_SENTINEL_NAME). */
+function redisTopology(env: Env): RedisTopology | undefined {
+  const single = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const cluster = redisNodes(env, 'REDIS_CLUSTER_NODES');
+  const sentinels = redisNodes(env, 'REDIS_SENTINELS');
+  const name = present(env, 'REDIS_SENTINEL_NAME');
+  const given = [single && 'REDIS_URL', cluster && 'REDIS_CLUSTER_NODES', sentinels && 'REDIS_SENTINELS'].filter(Boolean);
+  if (given.length > 1) {
+    throw new ConfigError(given[1] as string, `to be unset when ${given[0] as string} is set (one Redis topology)`, '<set>');
+  }
+  if (name !== undefined && !sentinels) throw new ConfigError('REDIS_SENTINELS', 'sentinel addresses when REDIS_SENTINEL_NAME is set', '');
+  if (single) return { kind: 'single', url: single };
+  if (cluster) return { kind: 'cluster', ...cluster };
+  if (sentinels) {
+    if (name === undefined) throw new ConfigError('REDIS_SENTINEL_NAME', 'the name of the master the sentinels watch', '');
+    const { nodes, ...options } = sentinels;
+    return { kind: 'sentinel', sentinels: nodes, name, ...options };
+  }
+  return undefined;
+}
+
+/** Braces would move the `{identity}` hash tag, and with it a script's keys across cluster slots. */
+function keyPrefix(env: Env, name: string, fallback: string): string {
+  const raw = present(env, name) ?? fallback;
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(raw)) {
+    throw new ConfigError(name, '1 to 64 letters, digits, or _ . : -', raw);
   }
   return raw;
 }
@@ -111,9 +218,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
+    host: host(env, 'HOST', '127.0.0.1'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 600_000),
+    redis: redisTopology(env),
+    redisKeyPrefix: keyPrefix(env, 'REDIS_KEY_PREFIX', 'petstore'),
     adminApiKey,
     banThreshold: integer(env, 'BAN_THRESHOLD', 10, 0, 1_000_000),
     banSeconds: integer(env, 'BAN_SECONDS', 900, 1, 31_536_000),

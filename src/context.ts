@@ -1,14 +1,19 @@
 import type { DataSource } from 'typeorm';
 import { ApiKeyService } from './auth/api-key.service';
+import type { AuthContext } from './auth/auth.context';
 import type { Caller } from './auth/caller';
+import type { FieldLimitContext } from './limits/field-limit';
 import type { FieldLimiter } from './limits/field-limiter';
 import type { Decision, RateLimiter } from './limits/limiter';
-import { createCatalogueLoaders } from './pets/catalogue.loaders';
+import type { LiveContext, LiveServices } from './live/live.context';
+import { type CatalogueLoaders, createCatalogueLoaders } from './pets/catalogue.loaders';
 import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
+import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
 import { OrderService } from './store/order.service';
-import { createStoreLoaders } from './store/store.loaders';
+import type { StoreContext } from './store/store.context';
+import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
 
 /** The services every resolver and REST route calls; one set per app. */
 export interface Services {
@@ -19,11 +24,17 @@ export interface Services {
   apiKeys: ApiKeyService;
   limiter: RateLimiter;
   fieldLimiter: FieldLimiter;
+  live: LiveServices;
 }
 
-export function createServices(db: DataSource, limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter }): Services {
+export function createServices(
+  db: DataSource,
+  limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter },
+  live: LiveServices,
+): Services {
   return {
     ...limits,
+    live,
     pets: new PetService(db),
     categories: new CategoryService(db),
     inventory: new InventoryService(db),
@@ -32,10 +43,14 @@ export function createServices(db: DataSource, limits: { limiter: RateLimiter; f
   };
 }
 
-export type Loaders = ReturnType<typeof createCatalogueLoaders> & ReturnType<typeof createStoreLoaders>;
+export type Loaders = CatalogueLoaders & StoreLoaders;
 
-/** What one GraphQL request sees: its caller, the services, and loaders no other request shares. */
-export interface Context {
+/**
+ * What one GraphQL request sees: its caller, the services, and loaders no other request shares.
+ * Each part declares what its resolvers use; extending them all checks that this one object
+ * serves every resolver.
+ */
+export interface Context extends PetsContext, StoreContext, AuthContext, FieldLimitContext, LiveContext {
   caller: Caller;
   services: Services;
   loaders: Loaders;
@@ -51,8 +66,13 @@ export function createContext(caller: Caller, services: Services, quota?: Decisi
     quota,
     // Made on first use: most requests resolve no relation through a loader.
     get loaders() {
-      loaders ??= { ...createCatalogueLoaders(services), ...createStoreLoaders(services) };
+      loaders ??= createLoaders(services);
       return loaders;
     },
   };
+}
+
+/** A fresh set of loaders: per request, or per live event (shared by that event's subscribers). */
+export function createLoaders(services: Services): Loaders {
+  return { ...createCatalogueLoaders(services), ...createStoreLoaders(services) };
 }

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/** Every error code the gateway sends, with its HTTP status (API.md §6). */
+/** Every error code the gateway sends, with its HTTP status (docs/contract.md §6). */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   BAD_USER_INPUT: 400,
@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  TOO_MANY_SUBSCRIPTIONS: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;

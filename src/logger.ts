@@ -9,16 +9,75 @@ const FLUSH_EVERY_MS = 1_000;
  * JSON lines on stdout, API keys and cookies never written. Lines are buffered (4 KiB, or a
  * second at most) and written asynchronously: a write per request line would cost a system call
  * each. The buffer is flushed when the process exits.
+ *
+ * A destination that fails (stdout a pipe nobody reads any more: EPIPE) is given up for good: the
+ * gateway keeps serving without a log rather than crash, pile up lines, or hang at exit, where the
+ * synchronous flush would retry the failing write forever.
  */
 export function createLogger(level: string): Logger {
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
-  process.once('exit', () => destination.flushSync());
+  let failed = false;
+  destination.on('error', () => {
+    failed = true;
+  });
+  const sink = {
+    write: (line: string) => {
+      if (!failed) destination.write(line);
+    },
+    flush: (done?: (error?: Error) => void) => {
+      if (failed) done?.();
+      else destination.flush(done);
+    },
+  };
+  setInterval(() => sink.flush(), FLUSH_EVERY_MS).unref();
+  process.once('exit', () => {
+    if (!failed) destination.flushSync();
+  });
   return pino(
     {
       level,
+      serializers: { err: serializeError },
       redact: ['req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers.authorization'],
     },
-    destination,
+    sink,
   );
+}
+
+/**
+ * Writes out the buffered lines before an orderly exit, waiting `withinMs` at most. Done
+ * asynchronously, a write that fails is noticed and the exit's synchronous flush skipped.
+ */
+export function flushLog(logger: Logger, withinMs = 1_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, withinMs);
+    logger.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** The fields of an error a log line may carry. */
+const LOGGED_ERROR_FIELDS = ['type', 'message', 'stack', 'code', 'severity', 'routine', 'query', 'cause'];
+
+/**
+ * pino's error serializer, keeping only fields that never hold request data. A failed statement
+ * (TypeORM's QueryFailedError, pg's DatabaseError) carries its bound `parameters` and a `detail`
+ * such as "Key (idempotency_key)=(…) already exists": an idempotency key or a name must not reach
+ * the log. The SQL text itself stays: its values are always bound, never inlined.
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const plain = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  return Object.fromEntries(
+    LOGGED_ERROR_FIELDS.filter((field) => plain[field] !== undefined).map((field) => [
+      field,
+      field === 'cause' ? serializeError(plain[field]) : plain[field],
+    ]),
+  );
+}
+
+/** A logger whose `err` fields go through serializeError, whatever logger it is given. */
+export function withSafeErrors(logger: Logger): Logger {
+  return logger.child({}, { serializers: { err: serializeError } });
 }

@@ -5,9 +5,14 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 4000,
+      host: '127.0.0.1',
       databaseUrl: undefined,
       pgliteDataDir: '.data/pglite',
-      redisUrl: undefined,
+      databasePoolSize: 10,
+      databaseStatementTimeoutMs: 5_000,
+      databaseConnectTimeoutMs: 2_000,
+      redis: undefined,
+      redisKeyPrefix: 'petstore',
       adminApiKey: undefined,
       banThreshold: 10,
       banSeconds: 900,
@@ -28,8 +33,13 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
+      HOST: '0.0.0.0',
       DATABASE_URL: 'postgres://u@db:5432/shop',
+      DATABASE_POOL_SIZE: '25',
+      DATABASE_STATEMENT_TIMEOUT_MS: '8000',
+      DATABASE_CONNECT_TIMEOUT_MS: '3000',
       REDIS_URL: 'redis://cache:6379',
+      REDIS_KEY_PREFIX: 'shop-eu:prod',
       ADMIN_API_KEY: 'psk_' + 'a'.repeat(40),
       BAN_THRESHOLD: '3',
       BAN_SECONDS: '60',
@@ -41,8 +51,13 @@ describe('loadConfig', () => {
     });
     expect(config).toMatchObject({
       port: 8080,
+      host: '0.0.0.0',
       databaseUrl: 'postgres://u@db:5432/shop',
-      redisUrl: 'redis://cache:6379',
+      databasePoolSize: 25,
+      databaseStatementTimeoutMs: 8_000,
+      databaseConnectTimeoutMs: 3_000,
+      redis: { kind: 'single', url: 'redis://cache:6379' },
+      redisKeyPrefix: 'shop-eu:prod',
       banThreshold: 3,
       banSeconds: 60,
       trustProxy: true,
@@ -52,9 +67,64 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads a Redis Cluster, taking TLS and credentials from URL entries', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001' }).redis).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+      ],
+      tls: false,
+      username: undefined,
+      password: undefined,
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://:s%40cret@a.internal:6380,rediss://:s%40cret@b.internal:6380' }).redis).toMatchObject({
+      kind: 'cluster',
+      nodes: [
+        { host: 'a.internal', port: 6380 },
+        { host: 'b.internal', port: 6380 },
+      ],
+      tls: true,
+      password: 's@cret',
+    });
+  });
+
+  it('reads Sentinel addresses and the master name', () => {
+    expect(loadConfig({ REDIS_SENTINELS: 'redis://app:pw@s1:26379,s2:26379', REDIS_SENTINEL_NAME: 'petstore' }).redis).toEqual({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26379 },
+      ],
+      name: 'petstore',
+      tls: false,
+      username: 'app',
+      password: 'pw',
+    });
+  });
+
+  it.each([
+    [{ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' }, /^REDIS_CLUSTER_NODES: expected to be unset when REDIS_URL is set/],
+    [{ REDIS_CLUSTER_NODES: 'b:7000', REDIS_SENTINELS: 's:26379' }, /^REDIS_SENTINELS: expected to be unset when REDIS_CLUSTER_NODES is set/],
+    [{ REDIS_SENTINELS: 's:26379' }, /^REDIS_SENTINEL_NAME: expected the name of the master/],
+    [{ REDIS_SENTINEL_NAME: 'petstore' }, /^REDIS_SENTINELS: expected sentinel addresses/],
+    [{ REDIS_CLUSTER_NODES: 'a:7000,b' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port .*, got "b"$/],
+    [{ REDIS_CLUSTER_NODES: 'a:7000,http://b:80' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port/],
+    [{ REDIS_CLUSTER_NODES: 'a:99999' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port/],
+    [{ REDIS_CLUSTER_NODES: 'rediss://a:7000,redis://b:7000' }, /^REDIS_CLUSTER_NODES: expected the same scheme and credentials in every URL entry, got "<hidden>"$/],
+  ])('stops on an inconsistent Redis topology (%p)', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it.each(['::', '::1', '10.0.0.7', 'localhost', 'gateway.internal'])('accepts HOST %p', (value) => {
+    expect(loadConfig({ HOST: value }).host).toBe(value);
+  });
+
   it.each([
     ['PORT', 'http', /^PORT: expected an integer from 0 to 65535, got "http"$/],
     ['PORT', '70000', /^PORT: expected an integer from 0 to 65535/],
+    ['HOST', 'http://example.com', /^HOST: expected an IP address or a host name such as 0.0.0.0, got "http:\/\/example.com"$/],
+    ['HOST', '-gateway', /^HOST: expected an IP address or a host name/],
     ['DATABASE_URL', 'mysql://x/y', /^DATABASE_URL: expected a postgres: or postgresql:\/\/ URL/],
     ['REDIS_URL', 'not a url', /^REDIS_URL: expected a redis: or rediss:\/\/ URL/],
     ['ADMIN_API_KEY', 'secret', /^ADMIN_API_KEY: expected "psk_" followed by at least 32 letters or digits, got "<hidden>"$/],
@@ -65,6 +135,10 @@ describe('loadConfig', () => {
     ['MAX_QUERY_COST', '1.5', /^MAX_QUERY_COST: expected an integer/],
     ['CORS_ORIGINS', 'https://a.example/path', /^CORS_ORIGINS: expected comma-separated origins/],
     ['GRAPHQL_INTROSPECTION', 'sometimes', /^GRAPHQL_INTROSPECTION: expected true or false/],
+    ['DATABASE_POOL_SIZE', '0', /^DATABASE_POOL_SIZE: expected an integer from 1 to 1000, got "0"$/],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '5s', /^DATABASE_STATEMENT_TIMEOUT_MS: expected an integer from 100/],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '10', /^DATABASE_CONNECT_TIMEOUT_MS: expected an integer from 100/],
+    ['REDIS_KEY_PREFIX', 'shop{eu}', /^REDIS_KEY_PREFIX: expected 1 to 64 letters, digits, or _ . : -, got "shop\{eu\}"$/],
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"$/],
   ])('stops on a wrong %s (%p), naming it and what it expects', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -1,7 +1,9 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
-import { Plan, Quota, quotaOf } from '../limits/plans';
+import type { Quota } from '../limits/quota';
+import { Plan, quotaOf } from './plans';
 import { ApiKeyRole } from './role';
 
 @Entity('api_keys')
@@ -11,7 +13,7 @@ export class ApiKey {
   @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })
   id!: string;
 
-  @Column({ type: 'varchar', length: 100 })
+  @Column({ type: 'varchar', length: NAME_MAX })
   @Field(() => String, { description: 'A name that says who or what uses the key.' })
   name!: string;
 

@@ -3,12 +3,12 @@ import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
-import type { Context } from '../context';
 import { notFound } from '../errors';
 import { FieldRateLimit } from '../limits/field-limit';
 import { identityOf } from '../limits/identity';
 import { ApiKey } from './api-key.entity';
 import { NewApiKeyInput } from './api-key.inputs';
+import type { AuthContext as Context } from './auth.context';
 import { ApiKeyRole } from './role';
 
 @ObjectType({ description: 'A page of API keys.' })
@@ -33,17 +33,18 @@ export class ApiKeyResolver {
   }
 
   @FieldRateLimit(20)
-  @Mutation(() => IssuedApiKey, { description: 'Issues a key. At most 20 a minute per key. Admin only.' })
+  @Mutation(() => IssuedApiKey, { nullable: true, description: 'Issues a key. At most 20 a minute per key. Admin only.' })
   createApiKey(@Arg('input', () => NewApiKeyInput, { description: 'The key to issue.' }) input: NewApiKeyInput, @Ctx() { services }: Context) {
     return services.apiKeys.create(input);
   }
 
-  @Mutation(() => ApiKey, { description: 'Revokes a key: from then on it is refused with INVALID_API_KEY. Admin only.' })
+  @Mutation(() => ApiKey, { nullable: true, description: 'Revokes a key: from then on it is refused with INVALID_API_KEY. Admin only.' })
   revokeApiKey(@Arg('id', () => Int64ID, { description: "The key's id." }) id: string, @Ctx() { services }: Context) {
     return services.apiKeys.revoke(id);
   }
 
   @Mutation(() => ApiKey, {
+    nullable: true,
     description: 'Lifts the ban of a key that kept sending while rate limited, and forgets its refusals (not its windows). Admin only.',
   })
   async unbanApiKey(@Arg('id', () => Int64ID, { description: "The key's id." }) id: string, @Ctx() { services }: Context) {

@@ -1,10 +1,11 @@
+import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { keysetPage } from '../db/rows';
-import { ApiError, badInput, notFound } from '../errors';
-import { ADMIN_KEY_QUOTA, Plan } from '../limits/plans';
+import { keysetPage } from '../sql/rows';
+import { ApiError, notFound } from '../errors';
+import { ADMIN_KEY_QUOTA, Plan } from './plans';
 import { ApiKey } from './api-key.entity';
-import type { NewApiKeyInput } from './api-key.inputs';
+import { type NewApiKeyInput, checkCustomQuota } from './api-key.inputs';
 import type { AuthenticatedKey } from './caller';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './key-secret';
 import { ApiKeyRole } from './role';
@@ -26,12 +27,16 @@ const KEY_CACHE_SIZE = 10_000;
 
 export class ApiKeyService {
   /** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
-  private readonly cache = new Map<string, { key: AuthenticatedKey | null; expiresAt: number }>();
+  private readonly cache: LRUCache<string, { key: AuthenticatedKey | null }>;
 
+  /** `clock` stands in for the cache's timer in tests. */
   constructor(
     private readonly db: DataSource,
-    private readonly clock: () => number = Date.now,
-  ) {}
+    clock?: () => number,
+  ) {
+    // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
+    this.cache = new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, perf: clock && { now: clock } });
+  }
 
   private get keys() {
     return this.db.getRepository(ApiKey);
@@ -41,25 +46,16 @@ export class ApiKeyService {
   async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
     if (!looksLikeApiKey(rawKey)) return null;
     const hash = hashApiKey(rawKey);
-    const now = this.clock();
     const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.key;
+    if (cached) return cached.key;
     const row = await this.keys.findOneBy({ keyHash: hash });
     const key = row && !row.revokedAt ? toAuthenticated(row) : null;
-    this.cache.delete(hash);
-    if (this.cache.size >= KEY_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(hash, { key, expiresAt: now + KEY_CACHE_TTL_MS });
+    this.cache.set(hash, { key });
     return key;
   }
 
   async create(input: NewApiKeyInput): Promise<IssuedKey> {
-    const custom = [input.requestsPerMinute, input.requestsPerDay].filter((figure) => figure != null);
-    if (input.plan === Plan.ENTERPRISE && custom.length !== 2) {
-      throw badInput('An ENTERPRISE key needs both requestsPerMinute and requestsPerDay');
-    }
-    if (input.plan !== Plan.ENTERPRISE && custom.length > 0) {
-      throw badInput(`requestsPerMinute and requestsPerDay are for ENTERPRISE keys; the ${input.plan.toUpperCase()} plan sets its own`);
-    }
+    checkCustomQuota(input);
     const key = generateApiKey();
     const apiKey = await this.keys.save(
       this.keys.create({

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors';
-import type { Plan, Quota } from '../limits/plans';
+import type { Quota } from '../limits/quota';
+import type { Plan } from './plans';
 import { ApiKeyRole } from './role';
 
 /** What the gateway knows of a valid key while serving one request. */

@@ -1,18 +1,19 @@
-import type { RequestHandler } from 'express';
+import { isIP } from 'node:net';
+import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import '../http/request';
+import './request';
 import type { ApiKeyService } from './api-key.service';
 import { hashApiKey } from './key-secret';
 
 /**
  * Resolves X-API-Key to a caller. An unknown or revoked key is not treated as anonymous: the
- * request is counted against its client address, then refused (API.md §4, §5). A request whose
+ * request is counted against its client address, then refused (docs/contract.md §4, §5). A request whose
  * key cannot be checked at all is counted too, then fails as the check did (503 when the
  * database is down), still with its rate-limit headers.
  */
 export function identifyCaller(apiKeys: ApiKeyService): RequestHandler {
   return async (req, _res, next) => {
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(req);
     req.caller = { kind: 'anonymous', address };
     const header = req.get('x-api-key');
     if (header !== undefined) {
@@ -29,6 +30,17 @@ export function identifyCaller(apiKeys: ApiKeyService): RequestHandler {
     }
     next();
   };
+}
+
+/**
+ * The client's address: behind a trusted proxy, the X-Forwarded-For entry that proxy added, but
+ * only when it is an IP address; any other text ("garbage", "1.1.1.1:1234") would otherwise let
+ * a client choose a fresh identity per request. Then the socket's address stands.
+ */
+export function clientAddress(req: Request): string {
+  const forwarded = req.ip?.trim();
+  if (forwarded && isIP(forwarded)) return forwarded;
+  return req.socket.remoteAddress ?? 'unknown';
 }
 
 /** After the limiter: refuses the requests whose key was invalid or could not be checked. */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_PREFIX = 'psk_';
-/** 43 base62 characters carry 256 bits, more than the 32 characters API.md asks for. */
+/** 43 base62 characters carry 256 bits, more than the 32 characters the contract asks for (docs/contract.md §4). */
 const KEY_LENGTH = 43;
 const KEY_PATTERN = /^psk_[0-9A-Za-z]{32,200}$/;
 

@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { validate } from 'class-validator';
-import { NewApiKeyInput } from '../auth/api-key.inputs';
+import { NewApiKeyInput, checkCustomQuota } from '../auth/api-key.inputs';
 import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyRole } from '../auth/role';
 import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { describeViolations } from '../graphql/format-error';
-import { Plan } from '../limits/plans';
+import { Plan } from '../auth/plans';
 
 const USAGE = `usage: npm run apikey -- create --name NAME --plan FREE|PRO|BUSINESS|ENTERPRISE
          [--role client|admin] [--per-minute N --per-day N]   (custom figures: ENTERPRISE only)`;
@@ -47,6 +47,7 @@ export async function parseCreateCommand(argv: string[]): Promise<NewApiKeyInput
   });
   const violations = await validate(input, { skipMissingProperties: false, forbidUnknownValues: false });
   if (violations.length) throw new Error(describeViolations(violations));
+  checkCustomQuota(input);
   return input;
 }
 

@@ -1,12 +1,8 @@
-import type { ComplexityEstimator } from 'graphql-query-complexity';
 import { ClassType, Field, Int, ObjectType } from 'type-graphql';
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
-import { DEFAULT_PAGE_SIZE } from './paging.args';
 
-/** A connection's selection is paid for once per item it may return (API.md §6). */
-export const connectionCost: ComplexityEstimator = ({ args, childComplexity }) =>
-  1 + Math.max(0, Number(args.first ?? DEFAULT_PAGE_SIZE) || 0) * childComplexity;
+export { batchedConnectionCost, connectionCost } from './query-cost';
 
 @ObjectType({ description: 'Where a page ends, and whether another follows.' })
 export class PageInfo {
@@ -49,7 +45,8 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
 
     countTotal!: () => Promise<number>;
 
-    @Field(() => Int, { description: `How many ${plural} match, across all pages.` })
+    // Charged once by the connection (connectionCost), not once per item.
+    @Field(() => Int, { complexity: 0, description: `How many ${plural} match, across all pages.` })
     totalCount(): Promise<number> {
       return this.countTotal();
     }

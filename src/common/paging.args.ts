@@ -1,8 +1,6 @@
 import { IsOptional, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, Field, Int } from 'type-graphql';
-
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 20;
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './bounds';
 
 @ArgsType()
 export class PagingArgs {

@@ -17,7 +17,7 @@ export function NotNull(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-/** Names are bounded after trimming (API.md §3): "  " is empty, not two characters. */
+/** Names are bounded after trimming (docs/contract.md §3): "  " is empty, not two characters. */
 export function TrimmedLength(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {

@@ -1,7 +1,7 @@
-import type { Pool } from 'pg';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
-import { createDataSource } from './data-source';
+import { poolOf } from '../sql/pool';
+import { createDataSource, type DataSourceOptions } from './data-source';
 import { startEmbeddedPostgres } from './embedded';
 
 export interface Database {
@@ -18,11 +18,19 @@ const MIGRATION_LOCK = 7_411_023;
  * Connects to PostgreSQL (`DATABASE_URL`) or starts the embedded one, then applies pending
  * migrations under an advisory lock, so that instances starting together migrate once.
  */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'>): Promise<Database> {
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'> &
+    Partial<Pick<Config, 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs'>>,
+): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.pgliteDataDir);
   let dataSource: DataSource;
   try {
-    dataSource = await connectDatabase(embedded?.url ?? (config.databaseUrl as string), { embedded: !!embedded });
+    dataSource = await connectDatabase(embedded?.url ?? (config.databaseUrl as string), {
+      embedded: !!embedded,
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+    });
   } catch (error) {
     await embedded?.stop();
     throw error;
@@ -38,8 +46,12 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteD
 }
 
 /** A migrated DataSource on `url`; the embedded database takes one connection. */
-export async function connectDatabase(url: string, { embedded }: { embedded: boolean }): Promise<DataSource> {
-  const dataSource = createDataSource({ url, embedded });
+export async function connectDatabase(
+  url: string,
+  options: Omit<DataSourceOptions, 'url' | 'embedded'> & { embedded: boolean },
+): Promise<DataSource> {
+  const { embedded } = options;
+  const dataSource = createDataSource({ url, ...options });
   await dataSource.initialize();
   try {
     if (embedded) forgetPreparedStatementsOnReconnect(dataSource);
@@ -57,8 +69,7 @@ export async function connectDatabase(url: string, { embedded }: { embedded: boo
  * again would fail. Each new connection therefore starts by dropping them.
  */
 function forgetPreparedStatementsOnReconnect(dataSource: DataSource): void {
-  const pool = (dataSource.driver as unknown as { master: Pool }).master;
-  pool.on('connect', (client) => {
+  poolOf(dataSource).on('connect', (client) => {
     client.query('DEALLOCATE ALL').catch(() => undefined);
   });
 }

@@ -2,8 +2,8 @@ import type { DataSource } from 'typeorm';
 import { Category } from '../pets/category.entity';
 import { Pet } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
-import { InventoryItem } from '../store/inventory-item.entity';
-import { stockStatus } from '../store/stock-status';
+import { InventoryItem } from '../pets/inventory-item.entity';
+import { stockStatus } from '../pets/stock-status';
 
 type DemoPet = [name: string, stock: number, status?: PetStatus];
 

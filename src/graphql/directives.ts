@@ -9,7 +9,7 @@ export const StabilityLevel = new GraphQLEnumType({
   },
 });
 
-/** Marks operations that are newer than the original service (API.md §7). */
+/** Marks operations that are newer than the original service (docs/contract.md §7). */
 export const stabilityDirective = new GraphQLDirective({
   name: 'stability',
   description: 'How settled this field is; fields without it are stable.',

@@ -2,7 +2,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ValidationError } from 'class-validator';
 import { ArgumentValidationError } from 'type-graphql';
-import { isDatabaseUnavailable } from '../db/pg-errors';
+import { isDatabaseUnavailable } from '../sql/pg-errors';
 import {
   ApiError,
   ERROR_STATUS,
@@ -21,6 +21,13 @@ const CODE_OF_HTTP_STATUS: Partial<Record<number, ErrorCode>> = {
   406: 'NOT_ACCEPTABLE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
+
+/** docs/contract.md §8: never a bare "Validation aborted." */
+const TOO_COMPLEX_TO_VALIDATE: ErrorBody = Object.freeze({
+  code: 'QUERY_TOO_COMPLEX',
+  message: 'The document repeats selections of one field too often to validate; select each field once',
+  status: 400,
+});
 
 /**
  * Gives every GraphQL error the contract's `extensions: {code, status}` and nothing more.
@@ -53,6 +60,8 @@ function describeError(formatted: GraphQLFormattedError, error: unknown, logger:
     return SERVICE_UNAVAILABLE_BODY;
   }
   let code = formatted.extensions?.code;
+  // graphql-js stops validating past a fixed budget of work; say which limit refused the document.
+  if (code === 'GRAPHQL_VALIDATION_FAILED' && formatted.message === 'Validation aborted.') return TOO_COMPLEX_TO_VALIDATE;
   const httpStatus = httpStatusOf(error);
   // Apollo refuses some malformed requests (a persisted query whose hash does not match, say)
   // with an HTTP status but no code of its own.

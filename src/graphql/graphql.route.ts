@@ -3,9 +3,10 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
 import { type Context, type Services, createContext } from '../context';
 import { ApiError } from '../errors';
-import '../http/request';
+import '../auth/request';
+import { refuseDeepNesting } from './nesting-limit';
 
-/** 100 KiB (API.md §6). */
+/** 100 KiB (docs/contract.md §6). */
 export const MAX_BODY_BYTES = 102_400;
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
@@ -50,6 +51,7 @@ export function graphqlRoute(apollo: ApolloServer<Context>, services: Services):
     graphqlRequest,
     express.json({ limit: MAX_BODY_BYTES }),
     ensureBody,
+    refuseDeepNesting,
     expressMiddleware(apollo, {
       context: async ({ req }) =>
         createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, services, req.rateLimit),

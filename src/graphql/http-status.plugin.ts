@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
 
 /**
- * API.md §6: a request refused before execution is sent with its error's status; errors
+ * docs/contract.md §6: a request refused before execution is sent with its error's status; errors
  * raised while executing fields come in a 200 response (a database outage excepted: 503).
  * Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
  */

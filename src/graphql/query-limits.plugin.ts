@@ -1,17 +1,28 @@
-import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
-import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, type OperationDefinitionNode, type SelectionSetNode, visit } from 'graphql';
+import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from '@apollo/server';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  visit,
+} from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import type { CostContext } from '../common/query-cost';
 import { ApiError } from '../errors';
 
-/** Deepest field allowed, the root field counting as 1 (API.md §6). */
+/** Deepest field allowed, the root field counting as 1 (docs/contract.md §6). */
 export const MAX_DEPTH = 10;
 
 /** What a parsed operation costs: measured once per operation, per page size where that varies. */
 interface OperationLimits {
   depth: number;
-  /** The variables passed as `first`: the only inputs the cost model reads (connectionCost). */
-  pageSizeVariables: string[];
+  /** The variables passed in `first` or `filter`: the only inputs the cost model reads (connectionCost). */
+  costVariables: string[];
   costs: Map<string, number>;
+  costContext: CostContext;
 }
 
 /** Cost results kept per operation; more page sizes than this are costed afresh. */
@@ -23,54 +34,64 @@ const COSTS_PER_OPERATION = 64;
  * with it and most requests cost nothing to check.
  */
 export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema, maxCost: number): ApolloServerPlugin<TContext> {
-  const estimators = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
   const measured = new WeakMap<OperationDefinitionNode, OperationLimits>();
   const limitsOf = (document: DocumentNode, operation: OperationDefinitionNode): OperationLimits => {
     let limits = measured.get(operation);
     if (!limits) {
-      limits = { depth: operationDepth(document, operation), pageSizeVariables: pageSizeVariables(document), costs: new Map() };
+      limits = {
+        depth: operationDepth(document, operation),
+        costVariables: costVariables(document),
+        costs: new Map(),
+        costContext: { fragments: fragmentsOf(document) },
+      };
       measured.set(operation, limits);
     }
     return limits;
   };
-  const checks = {
+  const checks = (measuredCost: { requested?: number }): GraphQLRequestListener<TContext> => ({
     async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
       if (!operation) return; // Apollo has already refused the request
       const limits = limitsOf(document, operation);
-      if (limits.depth > MAX_DEPTH) {
-        throw new ApiError('QUERY_TOO_COMPLEX', `Query depth ${limits.depth} exceeds the limit of ${MAX_DEPTH}`);
-      }
-      const key = limits.pageSizeVariables.map((name) => JSON.stringify(request.variables?.[name])).join();
+      refuseTooDeep(limits.depth);
+      const key = limits.costVariables.map((name) => JSON.stringify(request.variables?.[name])).join();
       let cost = limits.costs.get(key);
       if (cost === undefined) {
-        cost = costOf(() =>
-          getComplexity({
-            schema,
-            query: document,
-            operationName: operation.name?.value ?? request.operationName ?? undefined,
-            variables: request.variables ?? {},
-            estimators,
-          }),
-        );
+        cost = measureCost(schema, document, operation, request.variables ?? {}, limits.costContext);
         if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
       }
-      if (cost > maxCost) {
-        throw new ApiError('QUERY_TOO_COMPLEX', `Query cost ${cost} exceeds the limit of ${maxCost}`);
-      }
+      measuredCost.requested = cost;
+      refuseTooCostly(cost, maxCost);
     },
-  };
-  return { requestDidStart: async () => checks };
+    // As GitHub's and Shopify's APIs do: the client sees what its query cost, refused or not.
+    async willSendResponse({ response }) {
+      if (measuredCost.requested === undefined || response.body.kind !== 'single') return;
+      const result = response.body.singleResult;
+      result.extensions = { ...result.extensions, cost: { requested: measuredCost.requested, limit: maxCost } };
+    },
+  });
+  return { requestDidStart: async () => checks({}) };
 }
 
-/** The variables a document passes as a connection's `first`. */
-function pageSizeVariables(document: DocumentNode): string[] {
+/** The variables a document passes in a `first` or a `filter` argument, at any depth of its value. */
+function costVariables(document: DocumentNode): string[] {
   const names = new Set<string>();
   visit(document, {
     Argument(node) {
-      if (node.name.value === 'first' && node.value.kind === Kind.VARIABLE) names.add(node.value.name.value);
+      if (node.name.value !== 'first' && node.name.value !== 'filter') return;
+      visit(node.value, {
+        Variable(variable) {
+          names.add(variable.name.value);
+        },
+      });
     },
   });
   return [...names];
+}
+
+function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+  return Object.fromEntries(
+    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [])),
+  );
 }
 
 /** Costing coerces the variables first: a variable of the wrong type is the client's mistake. */
@@ -118,4 +139,42 @@ export function operationDepth(document: DocumentNode, operation: OperationDefin
     return deepest;
   };
   return depthOf(operation.selectionSet);
+}
+
+/**
+ * The same depth and cost limits, for an operation that does not pass through Apollo (a
+ * subscription over WebSocket). Throws QUERY_TOO_COMPLEX or BAD_USER_INPUT.
+ */
+export function checkOperationLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  maxCost: number,
+): void {
+  refuseTooDeep(operationDepth(document, operation));
+  refuseTooCostly(measureCost(schema, document, operation, variables, { fragments: fragmentsOf(document) }), maxCost);
+}
+
+const ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
+
+/** The operation's cost under the gateway's model (common/query-cost.ts). */
+function measureCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  context: CostContext,
+): number {
+  return costOf(() =>
+    getComplexity({ schema, query: document, operationName: operation.name?.value, variables, estimators: ESTIMATORS, context }),
+  );
+}
+
+function refuseTooDeep(depth: number): void {
+  if (depth > MAX_DEPTH) throw new ApiError('QUERY_TOO_COMPLEX', `Query depth ${depth} exceeds the limit of ${MAX_DEPTH}`);
+}
+
+function refuseTooCostly(cost: number, maxCost: number): void {
+  if (cost > maxCost) throw new ApiError('QUERY_TOO_COMPLEX', `Query cost ${cost} exceeds the limit of ${maxCost}`);
 }

@@ -1,37 +1,71 @@
-import { type GraphQLSchema, lexicographicSortSchema } from 'graphql';
+import { type GraphQLSchema, lexicographicSortSchema, specifiedDirectives } from 'graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { buildSchema } from 'type-graphql';
-import { RateLimitResolver } from '../limits/rate-limit.resolver';
+import { type NonEmptyArray, type PubSub, buildSchema } from 'type-graphql';
+import { RateLimitResolver } from '../auth/rate-limit.resolver';
 import { ApiKeyResolver } from '../auth/api-key.resolver';
 import { authChecker } from '../auth/auth-checker';
 import { rateLimitDirective, stabilityDirective } from './directives';
+import { LiveResolver, SubscriptionQuotaResolver } from '../live/live.resolver';
 import { CategoryResolver } from '../pets/category.resolver';
 import { PetResolver } from '../pets/pet.resolver';
 import { InventoryResolver } from '../store/inventory.resolver';
 import { OrderResolver } from '../store/order.resolver';
 
-const RESOLVERS = [PetResolver, CategoryResolver, InventoryResolver, OrderResolver, ApiKeyResolver, RateLimitResolver] as const;
+const RESOLVERS = [
+  PetResolver,
+  CategoryResolver,
+  InventoryResolver,
+  OrderResolver,
+  ApiKeyResolver,
+  RateLimitResolver,
+  LiveResolver,
+  SubscriptionQuotaResolver,
+] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The gateway's schema, built once per process from the resolvers. */
 export function buildGatewaySchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({
-    resolvers: RESOLVERS,
+  built ??= buildSchemaOf([...RESOLVERS]).then(describeRootTypes);
+  return built;
+}
+
+/** How the gateway turns resolver classes into a schema: scalars, validation, auth and directives. */
+export function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers,
     scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
     // TypeGraphQL 2 validates nothing unless asked; optional fields opt out one by one.
     validate: { skipMissingProperties: false, forbidUnknownValues: false },
     authChecker,
-    directives: [stabilityDirective, rateLimitDirective],
-  }).then(describeRootTypes);
-  return built;
+    // The list replaces graphql-js's default one: keep @include, @skip, @deprecated, @specifiedBy
+    // and @oneOf beside our own (docs/contract.md §8).
+    directives: [...specifiedDirectives, stabilityDirective, rateLimitDirective],
+    pubSub: NO_SHARED_PUBSUB,
+  });
 }
+
+/**
+ * TypeGraphQL wants one PubSub for the whole schema, but the schema is built once per process
+ * and each app fans out through its own ChangeHub (several apps share a process in the tests).
+ * Every @Subscription therefore names its own `subscribe`, and this one is never used.
+ */
+const NO_SHARED_PUBSUB: PubSub = {
+  publish() {
+    throw new Error('expected events to be published through the app\'s ChangeHub');
+  },
+  subscribe() {
+    throw new Error('expected every @Subscription to name its own subscribe function');
+  },
+};
 
 /** TypeGraphQL cannot describe the root types; every type of this schema has a description. */
 function describeRootTypes(schema: GraphQLSchema): GraphQLSchema {
   const query = schema.getQueryType();
   const mutation = schema.getMutationType();
+  const subscription = schema.getSubscriptionType();
+  if (subscription) subscription.description = 'Experimental. Live updates over WebSocket (graphql-ws) at /graphql.';
   if (query) query.description = 'Reads: the catalogue, stock, orders, keys and your own quota.';
   if (mutation) mutation.description = 'Writes: catalogue and stock changes, orders and key management.';
   return schema;

@@ -13,6 +13,9 @@ import type { Logger } from '../logger';
 import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { queryLimitsPlugin } from './query-limits.plugin';
+import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
+import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
+import { textInputPlugin } from './text-input.plugin';
 
 const EXAMPLE_OPERATION = `query FirstPets {
   pets(first: 5) {
@@ -46,7 +49,10 @@ export async function startGraphQLServer(
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
+      repeatedSelectionsPlugin(),
+      subscriptionRefusalPlugin(),
       queryLimitsPlugin(schema, config.maxQueryCost),
+      textInputPlugin(),
       httpStatusPlugin(),
       config.production
         ? ApolloServerPluginLandingPageDisabled()

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { isDatabaseUnavailable } from '../db/pg-errors';
+import { isDatabaseUnavailable } from '../sql/pg-errors';
 import { ApiError, type ErrorBody, type ErrorCode, INTERNAL_ERROR_BODY, SERVICE_UNAVAILABLE_BODY } from '../errors';
 import type { Logger } from '../logger';
 import { sendError } from './send-error';

@@ -5,16 +5,33 @@ import type { Duplex } from 'node:stream';
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * Node checks the two timeouts above only this often (30 s by default, which let a slow body run
+ * to about 41 s); every second keeps them to within a second.
+ */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+
+export interface HttpServerTimeouts {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
 
 /**
  * The HTTP server around the app. Requests Node's parser refuses before Express sees them
- * (oversized headers, malformed request lines) still get the Error object.
+ * (oversized headers, malformed request lines) still get the Error object. A missing Host and an
+ * expectation other than 100-continue go to the app instead, which refuses them after counting
+ * them, so that they carry rate-limit headers like any other refusal (malformed-http.ts).
  */
-export function createHttpServer(app: RequestListener): Server {
-  const server = createServer(app);
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
+export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeouts = {}): Server {
+  const server = createServer(
+    { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
+    app,
+  );
+  server.headersTimeout = timeouts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.requestTimeout = timeouts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Without a listener Node answers 417 with an empty body.
+  server.on('checkExpectation', app);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || (error.code === 'ECONNRESET' && !socket.readable)) return socket.destroy();
     const message =

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import '../auth/request';
 import type { Logger } from '../logger';
 import type { Metrics } from '../ops/metrics';
-import { operationOf, surfaceOf } from '../ops/operation-name';
-import './request';
+import { operationOf, surfaceOf } from './operation-name';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Echoed as X-Request-Id and written on every log line of this request. */
+    requestId?: string;
+  }
+}
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 

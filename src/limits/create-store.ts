@@ -1,8 +1,9 @@
+import type { RedisTopology } from '../config';
 import type { Logger } from '../logger';
 import { FieldLimitStore } from './field-limit.store';
 import type { LimiterStore, StoreStatus } from './limiter-store';
 import { MemoryLimiterStore } from './memory.store';
-import { createRedisClient, readyWithin } from './redis-client';
+import { createRedisClient, type RedisConnection, readyWithin } from './redis-client';
 import { RedisLimiterStore } from './redis.store';
 import { ResilientLimiterStore } from './resilient.store';
 
@@ -12,40 +13,43 @@ export interface LimiterStores {
   /** graphql-rate-limit's store for field limits, on the same Redis connection. */
   fieldStore: FieldLimitStore;
   backend: 'memory' | 'redis';
+  /** The Redis connection and key prefix, for other state shared by instances (subscription slots). */
+  redis?: { client: RedisConnection; prefix: string };
   close(): Promise<void>;
 }
 
 export interface LimiterStoreOptions {
-  /** Unset: everything stays in this process (API.md §2). */
-  redisUrl?: string;
+  /** Unset: everything stays in this process (docs/contract.md §2). */
+  redis?: RedisTopology;
   logger: Logger;
-  /** Key prefix in Redis; field limits use `<prefix>f`. */
+  /** REDIS_KEY_PREFIX: request limits and bans live under `<prefix>:rl:`, field limits under `<prefix>:fl:`. */
   prefix?: string;
   /** How long start-up waits for Redis before serving degraded; it never fails start-up. */
   readyWithinMs?: number;
 }
 
 /**
- * The limiter's stores: memory without REDIS_URL, else Redis with a memory insurance store.
+ * The limiter's stores: memory without a Redis setting, else Redis with a memory insurance store.
  * A Redis that is down at start-up does not stop the gateway: it starts degraded and switches
  * to Redis when it answers.
  */
 export async function createLimiterStore(options: LimiterStoreOptions): Promise<LimiterStores> {
-  const prefix = options.prefix ?? 'rl';
-  if (!options.redisUrl) {
+  const prefix = options.prefix ?? 'petstore';
+  if (!options.redis) {
     const store = new MemoryLimiterStore();
     return { store, fieldStore: new FieldLimitStore(), backend: 'memory', close: async () => {} };
   }
-  const redis = createRedisClient(options.redisUrl, options.logger);
+  const redis = createRedisClient(options.redis, options.logger);
   await readyWithin(redis, options.readyWithinMs ?? 1_000);
-  const store = new ResilientLimiterStore(new RedisLimiterStore(redis, prefix), new MemoryLimiterStore(), redis, {
+  const store = new ResilientLimiterStore(new RedisLimiterStore(redis, `${prefix}:rl`), new MemoryLimiterStore(), redis, {
     logger: options.logger,
   });
-  const fieldStore = new FieldLimitStore({ redis, prefix: `${prefix}f`, useRedis: () => store.status() === 'ok' });
+  const fieldStore = new FieldLimitStore({ redis, prefix: `${prefix}:fl`, useRedis: () => store.status() === 'ok' });
   return {
     store,
     fieldStore,
     backend: 'redis',
+    redis: { client: redis, prefix },
     async close() {
       store.close();
       // disconnect, not quit: quit would wait for an unreachable Redis.

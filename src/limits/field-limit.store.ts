@@ -1,27 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Identity, Store } from 'graphql-rate-limit';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-client';
 
 export interface FieldLimitStoreOptions {
   /** Unset: timestamps live in this process only. */
-  redis?: Redis;
-  /** Distinguishes deployments (or test runs) sharing one Redis. */
+  redis?: RedisConnection;
+  /** Distinguishes deployments (or test runs) sharing one Redis: `<REDIS_KEY_PREFIX>:fl`. */
   prefix?: string;
   /** False while the limiter store is degraded: Redis is then not even tried. */
   useRedis?: () => boolean;
 }
 
 const SWEEP_EVERY_MS = 60_000;
+/**
+ * A lock outlives a holder that died holding it by this much at most. A read and a write take a
+ * few milliseconds; a holder stalled for longer lets the next caller in, which may then admit
+ * one call too many: the only way the limit can be overshot.
+ */
+export const LOCK_MS = 1_000;
+/** How long a caller waits for the lock before going ahead without it (a stuck lock expires first). */
+const LOCK_WAIT_MS = 2 * LOCK_MS;
+/** Deletes the lock only if this caller still holds it: an expired lock may be another's by now. */
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 /** graphql-rate-limit's own default window, should a caller not pass one. */
 const DEFAULT_WINDOW_MS = 60_000;
 
 /**
  * graphql-rate-limit's Store: the call timestamps of one field for one caller. In Redis they are
- * a JSON array under `rlf:{identity}:field`, expiring with the newest timestamp's window; a
+ * a JSON array under `petstore:fl:{identity}:field`, expiring with the newest timestamp's window; a
  * failing Redis falls back to memory, so a field limit never fails a request.
  *
- * The library reads, then writes: two instances may interleave between the two and both admit
- * the last call. Within one instance field-limiter.ts serialises the calls, so the limit is
- * exact per instance and approximate across instances.
+ * The library reads, then writes: two instances could interleave between the two and both admit
+ * the last call. `exclusive` therefore holds a short Redis lock per (identity, field) around each
+ * read-then-write (SET NX PX with a token of its own, released by a script that checks the
+ * token; the lock shares the list's hash tag, hence its cluster slot), which makes the limit exact across instances; within one instance field-limiter.ts
+ * already runs the calls one at a time.
  */
 export class FieldLimitStore implements Store {
   private readonly memory = new Map<string, { timestamps: readonly number[]; expiresAt: number }>();
@@ -65,7 +79,35 @@ export class FieldLimitStore implements Store {
     else this.memory.delete(this.key(identity));
   }
 
-  private usableRedis(): Redis | undefined {
+  /**
+   * Runs `task` (one read-then-write of `field` for `identity`) while holding the Redis lock for
+   * them. Without a usable Redis there is nothing to share, and the task runs at once; a Redis
+   * that fails while locking is left to getForIdentity's fallback to memory.
+   */
+  async exclusive<T>(identity: string, field: string, task: () => Promise<T>): Promise<T> {
+    const redis = this.usableRedis();
+    if (!redis) return task();
+    const lock = `${this.prefix}:{${identity}}:${field}:lock`;
+    const token = randomBytes(12).toString('base64url');
+    let held = false;
+    try {
+      const deadline = Date.now() + LOCK_WAIT_MS;
+      held = (await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) === 'OK';
+      while (!held && Date.now() < deadline) {
+        await sleep(2 + Math.random() * 3);
+        held = (await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) === 'OK';
+      }
+    } catch {
+      // Redis is failing: the task falls back to memory on its own.
+    }
+    try {
+      return await task();
+    } finally {
+      if (held) await redis.eval(RELEASE_SCRIPT, 1, lock, token).catch(() => undefined);
+    }
+  }
+
+  private usableRedis(): RedisConnection | undefined {
     return this.options.useRedis?.() === false ? undefined : this.options.redis;
   }
 

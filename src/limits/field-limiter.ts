@@ -1,4 +1,4 @@
-import { getGraphQLRateLimiter, type Store } from 'graphql-rate-limit';
+import { getGraphQLRateLimiter } from 'graphql-rate-limit';
 import type { GraphQLResolveInfo } from 'graphql';
 import { FieldLimitStore } from './field-limit.store';
 
@@ -16,16 +16,16 @@ export interface FieldLimiter {
 }
 
 /**
- * Per-field limits (API.md §5: placeOrder, createApiKey) through graphql-rate-limit, whose
- * limiter reads the caller's timestamps, then writes them back: concurrent calls would all read
- * the same list and all be admitted. Calls for one (identity, field) are therefore chained one
- * after the other in this process, which makes the limit exact within an instance. Across
- * instances sharing Redis the read-then-write can still interleave, so there it is approximate.
+ * Per-field limits (docs/contract.md §5: placeOrder, createApiKey) through graphql-rate-limit,
+ * whose limiter reads the caller's timestamps, then writes them back: concurrent calls would all
+ * read the same list and all be admitted. Calls for one (identity, field) are therefore chained
+ * one after the other in this process, and each holds the store's Redis lock while it runs, so
+ * that instances sharing Redis take turns too: the limit is exact within and across instances.
  *
  * Refused calls are not counted (`uncountRejected`), as for the request limits, which also
  * keeps each stored list at most `max` long.
  */
-export function createFieldLimiter(store: Store = new FieldLimitStore()): FieldLimiter {
+export function createFieldLimiter(store: FieldLimitStore = new FieldLimitStore()): FieldLimiter {
   const rateLimiter = getGraphQLRateLimiter({
     store,
     identifyContext: (context: { identity: string }) => context.identity,
@@ -38,10 +38,12 @@ export function createFieldLimiter(store: Store = new FieldLimitStore()): FieldL
     async limit(identity, fieldName, { max, windowMs, message }) {
       if (!Number.isInteger(max) || max < 1) throw new Error(`expected a field limit of at least 1, got ${max}`);
       return serialise(`${identity}\n${fieldName}`, () =>
-        rateLimiter(
-          // The library reads only the field name from `info`, and `args` for identityArgs.
-          { parent: undefined, args: {}, context: { identity }, info: { fieldName } as GraphQLResolveInfo },
-          { max, window: `${windowMs}`, message, uncountRejected: true },
+        store.exclusive(identity, fieldName, () =>
+          rateLimiter(
+            // The library reads only the field name from `info`, and `args` for identityArgs.
+            { parent: undefined, args: {}, context: { identity }, info: { fieldName } as GraphQLResolveInfo },
+            { max, window: `${windowMs}`, message, uncountRejected: true },
+          ),
         ),
       );
     },

@@ -1,20 +1,17 @@
-import type { Caller } from '../auth/caller';
-import { PLAN_QUOTAS, Plan, type Quota } from './plans';
+import type { Quota } from './quota';
 
 /** What identityOf needs of a caller; every Caller fits. */
 export type LimitedCaller = { kind: 'key'; key: { id: string } } | { kind: 'anonymous'; address: string };
 
+/** A caller whose key carries its quota: what the request limiter needs; every Caller fits. */
+export type QuotedCaller = { kind: 'key'; key: { id: string; quota: Quota } } | { kind: 'anonymous'; address: string };
+
 /**
- * The identity a request is counted against: its key, else its client address (API.md §5).
+ * The identity a request is counted against: its key, else its client address (docs/contract.md §5).
  * A request with an invalid key reaches here as anonymous, so it counts against its address.
  */
 export function identityOf(caller: LimitedCaller): string {
   return caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${normaliseAddress(caller.address)}`;
-}
-
-/** A key's own quota; anonymous clients are on FREE, per address. */
-export function quotaOfCaller(caller: Caller): Quota {
-  return caller.kind === 'key' ? caller.key.quota : PLAN_QUOTAS[Plan.FREE];
 }
 
 /**

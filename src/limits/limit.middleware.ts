@@ -1,38 +1,73 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import '../http/request';
 import type { Logger } from '../logger';
-import type { Metrics } from '../ops/metrics';
-import { identityOf, quotaOfCaller } from './identity';
-import type { RateLimiter } from './limiter';
+import { identityOf, type QuotedCaller } from './identity';
+import { InFlight } from './in-flight';
+import type { Decision, RateLimiter, Refusal } from './limiter';
+import type { Quota } from './quota';
 import { rateLimitHeaders } from './rate-limit-headers';
 
+/** Where refusals are counted (the gateway's metrics). */
+export interface RefusalObserver {
+  observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void;
+}
+
+/** What this step reads of a request (set by the caller's identification) and leaves on it. */
+type LimitedRequest = Request & { caller?: QuotedCaller; rateLimitIdentity?: string; rateLimit?: Decision };
+
 /**
- * Counts every API request once against its identity's windows (API.md §5) and puts the
- * rate-limit headers on the response, whatever comes of the request afterwards. Over the limit:
- * 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED.
+ * Counts every API request once against its identity's windows (docs/contract.md §5) and puts the
+ * rate-limit headers on the response, whatever comes of the request afterwards. Over the limit,
+ * or with more of the identity's requests in flight on this instance than `inFlightOf` allows:
+ * 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED. `quotaOf` and `inFlightOf` are
+ * the plans' word on how much a caller may send.
  */
-export function limitRequests(limiter: RateLimiter, metrics: Metrics, logger: Logger): RequestHandler {
-  return async (req, res, next) => {
-    const caller = req.caller ?? { kind: 'anonymous', address: 'unknown' };
+export function limitRequests<C extends QuotedCaller = QuotedCaller>(
+  limiter: RateLimiter,
+  metrics: RefusalObserver,
+  logger: Logger,
+  quotaOf: (caller: C) => Quota,
+  inFlightOf: (caller: C) => number = () => Infinity,
+): RequestHandler {
+  const inFlight = new InFlight();
+  return async (req: LimitedRequest, res, next) => {
+    const caller = (req.caller ?? { kind: 'anonymous', address: 'unknown' }) as C;
     const identity = req.rateLimitIdentity ?? identityOf(caller);
-    const decision = await limiter.check(identity, quotaOfCaller(caller));
+    const quota = quotaOf(caller);
+    const max = inFlightOf(caller);
+    if (!inFlight.enter(identity, max)) {
+      // Taken before any await, so that concurrent requests cannot all see a free slot.
+      const decision = await limiter.refuse(identity, quota);
+      req.rateLimit = decision;
+      res.set(rateLimitHeaders(decision));
+      throw refusal(decision, caller, identity, metrics, logger, `Too many requests in flight: at most ${max} at once; retry in 1 s`);
+    }
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      inFlight.leave(identity);
+    };
+    res.once('finish', leave);
+    res.once('close', leave);
+
+    const decision = await limiter.check(identity, quota);
     req.rateLimit = decision;
     res.set(rateLimitHeaders(decision));
     if (decision.kind === 'allowed') return next();
-
-    metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
-    if (decision.kind === 'limited') {
-      const { limit, name } = decision.reported;
-      throw new ApiError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: ${limit} requests per ${name}; retry in ${decision.retryAfterSeconds} s`,
-      );
-    }
-    if (decision.banStarted) logger.warn({ identity, bannedUntil: new Date(decision.bannedUntil) }, 'ban started');
-    const until = new Date(decision.bannedUntil).toISOString();
-    throw caller.kind === 'key'
-      ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${until}`)
-      : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${until}`);
+    const { limit, name } = decision.reported;
+    throw refusal(decision, caller, identity, metrics, logger, `Rate limit exceeded: ${limit} requests per ${name}`);
   };
+}
+
+function refusal(decision: Refusal, caller: QuotedCaller, identity: string, metrics: RefusalObserver, logger: Logger, reason: string): ApiError {
+  metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
+  if (decision.kind === 'limited') {
+    return new ApiError('RATE_LIMITED', `${reason}; retry in ${decision.retryAfterSeconds} s`);
+  }
+  if (decision.banStarted) logger.warn({ identity, bannedUntil: new Date(decision.bannedUntil) }, 'ban started');
+  const until = new Date(decision.bannedUntil).toISOString();
+  return caller.kind === 'key'
+    ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${until}`)
+    : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${until}`);
 }

@@ -1,12 +1,14 @@
 /**
- * The rate-limit policy (API.md §5), in one place for GraphQL and REST.
+ * The rate-limit policy (docs/contract.md §5), in one place for GraphQL and REST.
  *
- *   const { store, fieldStore, close } = await createLimiterStore({ redisUrl, logger });
+ *   const { store, fieldStore, close } = await createLimiterStore({ redis, logger, prefix });
  *   const limiter = new RateLimiter(store, { threshold: 10, durationMs: 900_000 });
  *   const decision = await limiter.check(identityOf(caller), quotaOfCaller(caller));
  *   res.set(rateLimitHeaders(decision));
  *   if (decision.kind === 'limited') → 429 RATE_LIMITED; if 'banned' → 403 API_KEY_BANNED / CLIENT_BANNED
  *
+ *   limiter.refuse(identity, quota) → 'limited' or 'banned': a refusal no window made (too many
+ *                                     requests in flight), counted toward a ban, counting nothing
  *   limiter.peek(identity, quota)   → QuotaView, counting nothing (the `rateLimit` query)
  *   limiter.bannedUntil(identity)   → epoch ms or null (an API key's `bannedUntil`)
  *   limiter.unban(identity)         → lifts the ban and forgets the refusals, not the windows
@@ -31,7 +33,7 @@
  * Nothing here throws for a refusal: callers switch on `kind`.
  */
 import type { BanPolicy, LimiterStore } from './limiter-store';
-import type { Quota } from './plans';
+import type { Quota } from './quota';
 import { firstToRunOut, type WindowState, windowsFor } from './window';
 
 interface DecisionBase {
@@ -46,6 +48,8 @@ export type Decision =
   | (DecisionBase & { kind: 'allowed' })
   | (DecisionBase & { kind: 'limited'; retryAfterSeconds: number })
   | (DecisionBase & { kind: 'banned'; retryAfterSeconds: number; bannedUntil: number; banStarted: boolean });
+
+export type Refusal = Exclude<Decision, { kind: 'allowed' }>;
 
 /** The caller's quota as it stands, counting nothing. */
 export interface QuotaView {
@@ -85,6 +89,23 @@ export class RateLimiter {
           retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
         };
     }
+  }
+
+  /** Refuses a request the windows would have taken; Retry-After 1: a slot frees within a request's time. */
+  async refuse(identity: string, quota: Quota): Promise<Refusal> {
+    const now = this.clock();
+    const outcome = await this.store.refuse(identity, windowsFor(quota), now, this.ban);
+    const base = { windows: outcome.windows, decidedAt: now, reported: firstToRunOut(outcome.windows) };
+    if (outcome.kind === 'banned') {
+      return {
+        ...base,
+        kind: 'banned',
+        bannedUntil: outcome.bannedUntil,
+        banStarted: outcome.bannedUntil === now + this.ban.durationMs,
+        retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
+      };
+    }
+    return { ...base, kind: 'limited', retryAfterSeconds: 1 };
   }
 
   async peek(identity: string, quota: Quota): Promise<QuotaView> {

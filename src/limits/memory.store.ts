@@ -1,5 +1,5 @@
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
-import { refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
+import { lastToFree, refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
 
 interface Counter {
   count: number;
@@ -36,6 +36,14 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    return this.step(identity, specs, now, ban, false);
+  }
+
+  async refuse(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    return this.step(identity, specs, now, ban, true);
+  }
+
+  private step(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, forced: boolean): StoreOutcome {
     this.sweep(now);
     const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
     const windows = this.states(entry, specs, now);
@@ -43,7 +51,7 @@ export class MemoryLimiterStore implements LimiterStore {
       return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
     }
 
-    const refusing = refusingWindow(windows);
+    const refusing = forced ? lastToFree(windows) : refusingWindow(windows);
     if (refusing === undefined) {
       for (const state of windows) {
         const counter = entry.windows.get(state.name);
@@ -86,6 +94,14 @@ export class MemoryLimiterStore implements LimiterStore {
     if (!entry) return;
     entry.bannedUntil = undefined;
     entry.refusals = undefined;
+  }
+
+  async ban(identity: string, untilMs: number, now: number): Promise<void> {
+    if (untilMs <= now) return;
+    const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
+    entry.bannedUntil = Math.max(entry.bannedUntil ?? 0, untilMs);
+    entry.expiresAt = Math.max(entry.expiresAt, untilMs);
+    this.entries.set(identity, entry);
   }
 
   private states(entry: Entry, specs: WindowSpec[], now: number): WindowState[] {

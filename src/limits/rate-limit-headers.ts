@@ -4,7 +4,7 @@ import type { WindowState } from './window';
 type HeaderSource = Pick<Decision, 'windows' | 'reported' | 'decidedAt'> & { retryAfterSeconds?: number };
 
 /**
- * The rate-limit response headers of a decision (API.md §5):
+ * The rate-limit response headers of a decision (docs/contract.md §5):
  * - X-RateLimit-Limit / -Remaining / -Reset (Unix seconds, rounded up) for `reported`;
  * - RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11) for every window,
  *   `t` in whole seconds rounded up, so a client that waits `t` finds the window free;

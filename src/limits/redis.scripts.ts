@@ -11,7 +11,8 @@
 
 /**
  * KEYS: one hash per window, then the refusal counter (hash), then the ban (string).
- * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window.
+ * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window, then
+ * '1' to refuse whatever the windows hold (a refusal no window made), counting nothing.
  * Reply: kind, extra (refusing window's 1-based index, or ban end, or 0), then count and reset
  * of each window after this hit (0, 0 for a window that is not running).
  */
@@ -21,6 +22,7 @@ local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
 local n = #KEYS - 2
 local refusalsKey, banKey = KEYS[n + 1], KEYS[n + 2]
+local forced = ARGV[4 + 2 * n] == '1'
 local function int(x) return string.format('%d', x) end
 
 local counts, resets = {}, {}
@@ -46,10 +48,10 @@ end
 local bannedUntil = tonumber(redis.call('GET', banKey))
 if bannedUntil and bannedUntil > now then return reply('banned', bannedUntil) end
 
--- Among the full windows, the one that frees last refuses.
+-- Among the full windows (all of them when forced), the one that frees last refuses.
 local refusing, refusingReset = 0, 0
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[2 + 2 * i]) then
+  if forced or counts[i] >= tonumber(ARGV[2 + 2 * i]) then
     local reset = resets[i]
     if reset == 0 then reset = now + tonumber(ARGV[3 + 2 * i]) end
     if refusing == 0 or reset > refusingReset then refusing, refusingReset = i, reset end
@@ -85,6 +87,15 @@ end
 redis.call('HSET', refusalsKey, 'count', refusals, 'reset', int(refusingReset))
 redis.call('PEXPIRE', refusalsKey, int(refusingReset - now))
 return reply('limited', refusing)
+`;
+
+/** KEYS: the ban. ARGV: now, ban end. Sets the ban unless one ending later stands. */
+export const BAN_SCRIPT = `
+local now, untilMs = tonumber(ARGV[1]), tonumber(ARGV[2])
+local current = tonumber(redis.call('GET', KEYS[1]))
+if untilMs <= now or (current and current >= untilMs) then return 0 end
+redis.call('SET', KEYS[1], string.format('%d', untilMs), 'PX', string.format('%d', untilMs - now))
+return 1
 `;
 
 /** KEYS: one hash per window. Reply: count and reset of each (0, 0 when absent). */

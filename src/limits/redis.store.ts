@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { BanPolicy, LimiterStore, StoreOutcome } from './limiter-store';
-import { HIT_SCRIPT, PEEK_SCRIPT } from './redis.scripts';
+import { BAN_SCRIPT, HIT_SCRIPT, PEEK_SCRIPT } from './redis.scripts';
+import type { RedisConnection } from './redis-client';
 import { type WindowSpec, type WindowState, windowState } from './window';
 
 type Reply = (string | number)[];
@@ -9,6 +9,7 @@ type Reply = (string | number)[];
 interface LimiterCommands {
   rateLimitHit(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<Reply>;
   rateLimitPeek(numKeys: number, ...keys: string[]): Promise<number[]>;
+  rateLimitBan(numKeys: number, key: string, now: number, untilMs: number): Promise<number>;
 }
 
 /**
@@ -20,18 +21,27 @@ export class RedisLimiterStore implements LimiterStore {
   private readonly commands: LimiterCommands;
 
   constructor(
-    private readonly redis: Redis,
-    /** Distinguishes deployments (or test runs) sharing one Redis. */
+    private readonly redis: RedisConnection,
+    /** Distinguishes deployments (or test runs) sharing one Redis: `<REDIS_KEY_PREFIX>:rl`. */
     private readonly prefix = 'rl',
   ) {
     if (!('rateLimitHit' in redis)) {
       redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
       redis.defineCommand('rateLimitPeek', { lua: PEEK_SCRIPT, readOnly: true });
+      redis.defineCommand('rateLimitBan', { lua: BAN_SCRIPT });
     }
     this.commands = redis as unknown as LimiterCommands;
   }
 
-  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+  hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    return this.step(identity, specs, now, ban, false);
+  }
+
+  refuse(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    return this.step(identity, specs, now, ban, true);
+  }
+
+  private async step(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, forced: boolean): Promise<StoreOutcome> {
     const at = Math.trunc(now);
     const keys = [
       ...specs.map((spec) => this.key(identity, spec.name)),
@@ -39,7 +49,7 @@ export class RedisLimiterStore implements LimiterStore {
       this.key(identity, 'ban'),
     ];
     const windowArgs = specs.flatMap((spec) => [spec.limit, spec.lengthMs]);
-    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs];
+    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs, forced ? 1 : 0];
     const [kind, extra, ...raw] = await this.commands.rateLimitHit(keys.length, ...keys, ...args);
     const windows = states(specs, raw.map(Number), at);
     switch (kind) {
@@ -69,7 +79,11 @@ export class RedisLimiterStore implements LimiterStore {
     await this.redis.del(this.key(identity, 'ban'), this.key(identity, 'refusals'));
   }
 
-  /** `rl:{key:42}:minute`: the braces are the cluster hash tag. */
+  async ban(identity: string, untilMs: number, now: number): Promise<void> {
+    await this.commands.rateLimitBan(1, this.key(identity, 'ban'), Math.trunc(now), Math.trunc(untilMs));
+  }
+
+  /** `petstore:rl:{key:42}:minute`: the braces are the cluster hash tag. */
   key(identity: string, part: string): string {
     return `${this.prefix}:{${identity}}:${part}`;
   }

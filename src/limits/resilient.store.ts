@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import { withTimeout } from '../common/timeout';
 import type { Logger } from '../logger';
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
+import { type RedisConnection, serving } from './redis-client';
 import type { WindowSpec, WindowState } from './window';
 
 export interface ResilientOptions {
@@ -17,16 +18,19 @@ export interface ResilientOptions {
  * of stalling or failing, and Redis is used again as soon as it answers.
  *
  * While degraded, Redis is not tried at all: every request goes straight to memory, and a probe
- * (plus ioredis's 'ready' event) brings Redis back. State is not copied either way: during an
- * outage each instance counts only what it sees, bans made then stay in that instance, and
- * Redis resumes with what it held. An unban made during an outage is replayed on Redis when it
- * returns, so that the admin's unban holds. A call that timed out may still be counted by Redis
- * later: the request then counts twice, never zero times.
+ * (plus ioredis's 'ready' event) brings Redis back. Counts are not copied either way: during an
+ * outage each instance counts only what it sees, and Redis resumes with the windows it held.
+ * Decisions are carried over when Redis returns: unbans made during the outage are replayed on
+ * Redis first, so that the admin's unban holds, then bans made during it, so that a client that
+ * earned a ban stays banned on every instance until it ends. A call that timed out may still be
+ * counted by Redis later: the request then counts twice, never zero times.
  */
 export class ResilientLimiterStore implements LimiterStore {
   private state: StoreStatus;
   private probe?: NodeJS.Timeout;
   private readonly pendingUnbans = new Set<string>();
+  /** Bans made in memory during an outage: identity → when the ban ends. */
+  private readonly pendingBans = new Map<string, number>();
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private readonly probeEveryMs: number;
@@ -36,7 +40,7 @@ export class ResilientLimiterStore implements LimiterStore {
   constructor(
     private readonly primary: LimiterStore,
     private readonly insurance: LimiterStore,
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     options: ResilientOptions,
   ) {
     this.logger = options.logger;
@@ -54,7 +58,16 @@ export class ResilientLimiterStore implements LimiterStore {
   }
 
   hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.run((store) => store.hit(identity, windows, now, ban));
+    return this.run(
+      (store) => store.hit(identity, windows, now, ban),
+      (outcome) => {
+        if (outcome.kind === 'banned') this.pendingBans.set(identity, outcome.bannedUntil);
+      },
+    );
+  }
+
+  refuse(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+    return this.run((store) => store.refuse(identity, windows, now, ban));
   }
 
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]> {
@@ -65,11 +78,19 @@ export class ResilientLimiterStore implements LimiterStore {
     return this.run((store) => store.bannedUntil(identity, now));
   }
 
+  ban(identity: string, untilMs: number, now: number): Promise<void> {
+    return this.run(
+      (store) => store.ban(identity, untilMs, now),
+      () => this.pendingBans.set(identity, untilMs),
+    );
+  }
+
   async unban(identity: string): Promise<void> {
+    this.pendingBans.delete(identity);
     await this.insurance.unban(identity);
     if (this.state === 'ok') {
       try {
-        await withTimeout(this.primary.unban(identity), this.timeoutMs);
+        await this.withinTimeout(this.primary.unban(identity));
         return;
       } catch (error) {
         this.degrade(error);
@@ -85,15 +106,18 @@ export class ResilientLimiterStore implements LimiterStore {
     this.redis.off('close', this.onClose);
   }
 
-  private async run<T>(call: (store: LimiterStore) => Promise<T>): Promise<T> {
+  /** Runs `call` on Redis, else on memory; `fromMemory` sees what memory answered. */
+  private async run<T>(call: (store: LimiterStore) => Promise<T>, fromMemory?: (result: T) => void): Promise<T> {
     if (this.state === 'ok') {
       try {
-        return await withTimeout(call(this.primary), this.timeoutMs);
+        return await this.withinTimeout(call(this.primary));
       } catch (error) {
         this.degrade(error);
       }
     }
-    return call(this.insurance);
+    const result = await call(this.insurance);
+    fromMemory?.(result);
+    return result;
   }
 
   private degrade(error: unknown): void {
@@ -110,8 +134,7 @@ export class ResilientLimiterStore implements LimiterStore {
   private async ping(): Promise<void> {
     if (this.redis.status !== 'ready') return;
     try {
-      await withTimeout(this.redis.ping(), this.timeoutMs);
-      this.recover();
+      if (await this.withinTimeout(serving(this.redis))) this.recover();
     } catch {
       // Still unreachable: the next probe tries again.
     }
@@ -122,24 +145,39 @@ export class ResilientLimiterStore implements LimiterStore {
     this.state = 'ok';
     this.stopProbe();
     this.logger.info('Redis answers again: rate limits and bans are shared again');
-    for (const identity of this.pendingUnbans) {
-      this.primary.unban(identity).then(
-        () => this.pendingUnbans.delete(identity),
-        () => undefined, // kept: replayed at the next recovery
-      );
-    }
+    void this.carryOver();
+  }
+
+  /** Unbans, then bans, made during the outage; what Redis refuses is kept for the next recovery. */
+  private async carryOver(): Promise<void> {
+    await Promise.all(
+      [...this.pendingUnbans].map((identity) =>
+        this.primary.unban(identity).then(
+          () => this.pendingUnbans.delete(identity),
+          () => undefined,
+        ),
+      ),
+    );
+    const now = Date.now();
+    await Promise.all(
+      [...this.pendingBans].map(([identity, untilMs]) => {
+        if (untilMs <= now) return this.pendingBans.delete(identity);
+        return this.primary.ban(identity, untilMs, now).then(
+          () => {
+            if (this.pendingBans.get(identity) === untilMs) this.pendingBans.delete(identity);
+          },
+          () => undefined,
+        );
+      }),
+    );
+  }
+
+  private withinTimeout<T>(call: Promise<T>): Promise<T> {
+    return withTimeout(call, this.timeoutMs, `expected Redis to answer within ${this.timeoutMs} ms, got no answer`);
   }
 
   private stopProbe(): void {
     if (this.probe) clearInterval(this.probe);
     this.probe = undefined;
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`expected Redis to answer within ${ms} ms, got no answer`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { withTimeout } from '../common/timeout';
+import { ApiError } from '../errors';
 import type { DataSource } from 'typeorm';
 import type { Metrics } from './metrics';
 
@@ -13,20 +15,15 @@ export interface HealthDeps {
 }
 
 async function databaseState(dataSource: DataSource): Promise<{ database: 'ok' | 'down'; migrations: 'ok' | 'pending' | 'unknown' }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('readiness check timed out')), READINESS_TIMEOUT_MS);
-  });
   try {
-    const [{ applied }] = await Promise.race([
+    const [{ applied }] = await withTimeout(
       dataSource.query('SELECT count(*)::int AS applied FROM migrations'),
-      timeout,
-    ]);
+      READINESS_TIMEOUT_MS,
+      'readiness check timed out',
+    );
     return { database: 'ok', migrations: applied >= dataSource.migrations.length ? 'ok' : 'pending' };
   } catch {
     return { database: 'down', migrations: 'unknown' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -44,5 +41,10 @@ export function healthRoutes({ dataSource, metrics, limiterStatus }: HealthDeps)
     })
     .get('/metrics', async (_req, res) => {
       res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    })
+    .all(['/healthz', '/readyz', '/metrics'], (req) => {
+      throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported on ${req.path}; use GET or HEAD`, {
+        Allow: 'GET, HEAD',
+      });
     });
 }

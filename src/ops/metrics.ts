@@ -1,6 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { Surface } from './operation-name';
+import { poolOf } from '../sql/pool';
+
+/** Which part of the gateway answered a request, for logs and metrics. */
+export type Surface = 'graphql' | 'rest' | 'ops' | 'none';
 
 /** Distinct GraphQL operation names kept as labels; later ones are counted as `other`. */
 export const MAX_OPERATION_LABELS = 200;
@@ -41,6 +44,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly published = new Counter({
+    name: 'petstore_live_events_published_total',
+    help: 'Committed changes this instance received for its subscribers, by type (pet, stock, order).',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly delivered = new Counter({
+    name: 'petstore_live_events_delivered_total',
+    help: 'Events sent to a subscriber, by subscription (root field).',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly dropped = new Counter({
+    name: 'petstore_live_events_dropped_total',
+    help: 'Events not sent to a subscriber that stopped reading (its socket is closed with 1013).',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource?: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
     if (dataSource) this.watchPool(dataSource);
@@ -57,6 +81,39 @@ export class Metrics {
     if (banStarted) this.bans.inc();
   }
 
+  observePublished(type: string): void {
+    this.published.inc({ type });
+  }
+
+  observeDelivered(operation: string): void {
+    this.delivered.inc({ operation });
+  }
+
+  observeDropped(operation: string, count = 1): void {
+    this.dropped.inc({ operation }, count);
+  }
+
+  /** Open WebSockets and active subscriptions by root field, read at each scrape. */
+  watchLive(read: () => { sockets: number; subscriptions: Map<string, number> }): void {
+    new Gauge({
+      name: 'petstore_live_sockets',
+      help: 'Open WebSockets (graphql-ws).',
+      registers: [this.registry],
+      collect() {
+        this.set(read().sockets);
+      },
+    });
+    new Gauge({
+      name: 'petstore_live_subscriptions',
+      help: 'Active subscriptions, by subscription (root field).',
+      labelNames: ['operation'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [operation, count] of read().subscriptions) this.set({ operation }, count);
+      },
+    });
+  }
+
   private boundedOperation(operation: string): string {
     if (this.operations.has(operation)) return operation;
     if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
@@ -66,15 +123,14 @@ export class Metrics {
 
   /** Connections of the pg pool, read at each scrape. */
   private watchPool(dataSource: DataSource): void {
-    const pool = () => (dataSource.driver as unknown as { master?: { totalCount: number; idleCount: number; waitingCount: number } }).master;
     new Gauge({
       name: 'petstore_db_pool_connections',
       help: 'Database pool connections: in_use, idle, and requests waiting for one.',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const stats = pool();
-        if (!stats) return;
+        if (!dataSource.isInitialized) return;
+        const stats = poolOf(dataSource);
         this.set({ state: 'in_use' }, stats.totalCount - stats.idleCount);
         this.set({ state: 'idle' }, stats.idleCount);
         this.set({ state: 'waiting' }, stats.waitingCount);

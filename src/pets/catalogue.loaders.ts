@@ -4,18 +4,31 @@ import type { Page, PageRequest } from '../common/page';
 import type { Category } from './category.entity';
 import type { CategoryService } from './category.service';
 import type { Pet } from './pet.entity';
+import type { PetRelations } from './pet.queries';
 import type { PetService } from './pet.service';
 
 export interface PetsOfCategoryKey extends PageRequest {
   categoryId: string;
 }
 
+export type CatalogueLoaders = ReturnType<typeof createCatalogueLoaders>;
+
 /** Per-request loaders for the catalogue: each batches one tick's lookups into one statement. */
 export function createCatalogueLoaders(services: { pets: PetService; categories: CategoryService }) {
+  const petsWith = new Map<string, DataLoader<string, Pet | null>>();
+  /** Pets by id with `relations` joined in: aliased `pet(id)` fields of one shape share one statement. */
+  const petByIdWith = (relations: PetRelations): DataLoader<string, Pet | null> => {
+    const key = `${relations.category ? 'c' : ''}${relations.inventory ? 'i' : ''}`;
+    let loader = petsWith.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (ids) => alignByKey(ids, await services.pets.findByIds(ids, relations), (pet) => pet.id));
+      petsWith.set(key, loader);
+    }
+    return loader;
+  };
   return {
-    petById: new DataLoader<string, Pet | null>(async (ids) =>
-      alignByKey(ids, await services.pets.findByIds(ids), (pet) => pet.id),
-    ),
+    petById: petByIdWith({}),
+    petByIdWith,
     categoryById: new DataLoader<string, Category | null>(async (ids) =>
       alignByKey(ids, await services.categories.findByIds(ids), (category) => category.id),
     ),

@@ -1,5 +1,6 @@
 import { Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { DESCRIPTION_MAX, NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 
 @Entity('categories')
@@ -9,12 +10,12 @@ export class Category {
   @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })
   id!: string;
 
-  @Column({ type: 'varchar', length: 100 })
-  @Field(() => String, { description: 'The category name (a kind of animal), 1 to 100 characters.' })
+  @Column({ type: 'varchar', length: NAME_MAX })
+  @Field(() => String, { description: `The category name (a kind of animal), 1 to ${NAME_MAX} characters.` })
   name!: string;
 
-  @Column({ type: 'varchar', length: 500, nullable: true })
-  @Field(() => String, { nullable: true, description: 'A short description of the category, at most 500 characters.' })
+  @Column({ type: 'varchar', length: DESCRIPTION_MAX, nullable: true })
+  @Field(() => String, { nullable: true, description: `A short description of the category, at most ${DESCRIPTION_MAX} characters.` })
   description!: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

@@ -1,10 +1,8 @@
 import { IsOptional } from 'class-validator';
 import { Field, InputType } from 'type-graphql';
+import { DESCRIPTION_MAX, NAME_MAX } from '../common/bounds';
 import { TrimmedLength, WhenPresent } from '../common/validators';
 import type { Category } from './category.entity';
-import { NAME_MAX } from './pet.inputs';
-
-export const DESCRIPTION_MAX = 500;
 
 @InputType('NewCategory', { description: 'A category to add to the catalogue.' })
 export class NewCategoryInput implements Partial<Category> {

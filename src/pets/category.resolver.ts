@@ -1,20 +1,21 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
-import { Connection, connectionCost, toConnection } from '../common/connection';
+import { batchedConnectionCost, Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
-import type { Context } from '../context';
+import { COST } from '../common/query-cost';
 import { Category } from './category.entity';
 import { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
 import { PetConnection } from './pet.resolver';
+import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of categories.' })
 export class CategoryConnection extends Connection(Category, 'category', 'categories') {}
 
 @Resolver(() => Category)
 export class CategoryResolver {
-  @Query(() => Category, { nullable: true, description: 'One category by id; null when there is none.' })
+  @Query(() => Category, { nullable: true, complexity: COST.LOOKUP, description: 'One category by id; null when there is none.' })
   category(@Arg('id', () => Int64ID, { description: "The category's id." }) id: string, @Ctx() { loaders }: Context) {
     return loaders.categoryById.load(id);
   }
@@ -25,14 +26,14 @@ export class CategoryResolver {
     return toConnection(page, () => services.categories.count());
   }
 
-  @FieldResolver(() => PetConnection, { complexity: connectionCost, description: 'The pets of this category, in id order.' })
+  @FieldResolver(() => PetConnection, { complexity: batchedConnectionCost, description: 'The pets of this category, in id order.' })
   async pets(@Root() category: Category, @Args() paging: PagingArgs, @Ctx() { loaders }: Context) {
     const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging) });
     return toConnection(page, () => loaders.petCountOfCategory.load(category.id));
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => Category, { description: 'Adds a category. Admin only.' })
+  @Mutation(() => Category, { nullable: true, description: 'Adds a category. Admin only.' })
   createCategory(
     @Arg('input', () => NewCategoryInput, { description: 'The new category.' }) input: NewCategoryInput,
     @Ctx() { services }: Context,
@@ -41,7 +42,7 @@ export class CategoryResolver {
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => Category, { description: 'Changes a category. Admin only.' })
+  @Mutation(() => Category, { nullable: true, description: 'Changes a category. Admin only.' })
   updateCategory(
     @Arg('id', () => Int64ID, { description: "The category's id." }) id: string,
     @Arg('input', () => CategoryUpdateInput, { description: 'The changes.' }) input: CategoryUpdateInput,
@@ -52,6 +53,7 @@ export class CategoryResolver {
 
   @Authorized(ApiKeyRole.ADMIN)
   @Mutation(() => Int64ID, {
+    nullable: true,
     description: 'Removes a category; refused with CATEGORY_NOT_EMPTY while pets belong to it. Returns the id. Admin only.',
   })
   deleteCategory(@Arg('id', () => Int64ID, { description: "The category's id." }) id: string, @Ctx() { services }: Context) {

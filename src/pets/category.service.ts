@@ -1,6 +1,6 @@
 import { DataSource, In } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { deleteUnreferenced, keysetPage } from '../db/rows';
+import { deleteUnreferenced, keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
 import { Category } from './category.entity';
 import type { CategoryUpdateInput, NewCategoryInput } from './category.inputs';

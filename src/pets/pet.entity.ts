@@ -1,8 +1,9 @@
 import { Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
-import type { InventoryItem } from '../store/inventory-item.entity';
 import { Category } from './category.entity';
+import type { InventoryItem } from './inventory-item.entity';
 import { PetStatus } from './pet-status';
 
 @Entity('pets')
@@ -12,8 +13,8 @@ export class Pet {
   @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })
   id!: string;
 
-  @Column({ type: 'varchar', length: 100 })
-  @Field(() => String, { description: "The animal's name, 1 to 100 characters." })
+  @Column({ type: 'varchar', length: NAME_MAX })
+  @Field(() => String, { description: `The animal's name, 1 to ${NAME_MAX} characters.` })
   name!: string;
 
   @Index()

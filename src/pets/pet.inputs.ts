@@ -1,11 +1,10 @@
 import { IsOptional, MaxLength } from 'class-validator';
 import { Field, InputType } from 'type-graphql';
 import { Int64ID } from '../common/id.scalar';
+import { NAME_MAX } from '../common/bounds';
 import { NotNull, TrimmedLength, WhenPresent } from '../common/validators';
 import type { Pet } from './pet.entity';
 import { PetStatus } from './pet-status';
-
-export const NAME_MAX = 100;
 
 @InputType('NewPet', { description: 'A pet to add to the catalogue.' })
 export class NewPetInput implements Partial<Pet> {

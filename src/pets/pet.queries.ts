@@ -1,8 +1,9 @@
 import type { PageRequest } from '../common/page';
-import type { Statement } from '../db/prepared';
-import { containsPattern } from '../common/sql';
-import { InventoryItem } from '../store/inventory-item.entity';
+import type { Statement } from '../sql/prepared';
+import { containsPattern } from '../sql/like-pattern';
+import { keyset } from '../sql/rows';
 import { Category } from './category.entity';
+import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import type { PetStatus } from './pet-status';
 
@@ -45,6 +46,9 @@ function selectFrom(relations: PetRelations): string {
   return `SELECT ${columns.join(', ')} FROM pets p ${joins.join(' ')}`;
 }
 
+/** Adds a parameter to `values`, returning its placeholder. */
+const bind = (values: unknown[]) => (value: unknown) => `$${values.push(value)}`;
+
 const relationsKey = (relations: PetRelations) => `${relations.category ? 'c' : ''}${relations.inventory ? 'i' : ''}`;
 
 /** The WHERE clause of a filter; `values` grows with its parameters. */
@@ -74,15 +78,26 @@ export function petsByIds(ids: readonly string[], relations: PetRelations): Stat
 export function petsPage(filter: PetFilter, page: PageRequest, relations: PetRelations): Statement {
   const values: unknown[] = [];
   const { clauses, key } = whereOf(filter, values);
-  if (page.afterId) {
-    values.push(page.afterId);
-    clauses.push(`p.id > $${values.length}`);
-  }
-  values.push(page.first + 1);
+  const { after, orderBy, limit } = keyset('p.id', page, bind(values));
+  if (after) clauses.push(after);
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
   return {
     name: `pets-page-${key}${page.afterId ? 'a' : ''}-${relationsKey(relations)}`,
-    text: `${selectFrom(relations)} ${where} ORDER BY p.id LIMIT $${values.length}`,
+    text: `${selectFrom(relations)} ${where} ORDER BY ${orderBy} LIMIT ${bind(values)(limit)}`,
+    values,
+  };
+}
+
+/** The same page of pets for each of several categories, in one statement. */
+export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest): Statement {
+  const values: unknown[] = [categoryIds];
+  const { after, orderBy, limit } = keyset('p.id', page, bind(values));
+  const where = ['p.category_id = wanted.id', ...(after ? [after] : [])].join(' AND ');
+  return {
+    name: `pets-of-categories-page${page.afterId ? '-a' : ''}`,
+    text:
+      `SELECT page.* FROM unnest($1::bigint[]) AS wanted(id) CROSS JOIN LATERAL ` +
+      `(${selectFrom({})} WHERE ${where} ORDER BY ${orderBy} LIMIT ${bind(values)(limit)}) page`,
     values,
   };
 }

@@ -5,13 +5,14 @@ import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
-import type { Context } from '../context';
-import { selectedFields } from '../graphql/selection';
-import { InventoryItem } from '../store/inventory-item.entity';
+import { COST } from '../common/query-cost';
+import { selectedFields } from '../common/selection';
 import { Category } from './category.entity';
+import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
 import type { PetRelations } from './pet.queries';
+import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of pets.' })
 export class PetConnection extends Connection(Pet, 'pet') {}
@@ -23,14 +24,13 @@ function relationsOf(fields: Set<string>): PetRelations {
 
 @Resolver(() => Pet)
 export class PetResolver {
-  @Query(() => Pet, { nullable: true, description: 'One pet by id; null when there is none.' })
+  @Query(() => Pet, { nullable: true, complexity: COST.LOOKUP, description: 'One pet by id; null when there is none.' })
   async pet(
     @Arg('id', () => Int64ID, { description: "The pet's id." }) id: string,
-    @Ctx() { services }: Context,
+    @Ctx() { loaders }: Context,
     @Info() info: GraphQLResolveInfo,
   ) {
-    const [pet] = await services.pets.findByIds([id], relationsOf(selectedFields(info)));
-    return pet ?? null;
+    return loaders.petByIdWith(relationsOf(selectedFields(info))).load(id);
   }
 
   @Query(() => PetConnection, { complexity: connectionCost, description: 'Pets in id order, a page at a time.' })
@@ -46,24 +46,24 @@ export class PetResolver {
     return toConnection(page, () => services.pets.count(filter ?? {}));
   }
 
-  @FieldResolver(() => Category, { description: 'The category the animal belongs to.' })
+  @FieldResolver(() => Category, { complexity: COST.LOOKUP, description: 'The category the animal belongs to.' })
   category(@Root() pet: Pet, @Ctx() { loaders }: Context) {
     return pet.category ?? loaders.categoryById.load(pet.categoryId);
   }
 
-  @FieldResolver(() => InventoryItem, { description: "The pet's stock." })
+  @FieldResolver(() => InventoryItem, { complexity: COST.LOOKUP, description: "The pet's stock." })
   inventory(@Root() pet: Pet, @Ctx() { loaders }: Context) {
     return pet.inventory ?? loaders.inventoryByPetId.load(pet.id);
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => Pet, { description: 'Adds a pet to the catalogue, with 0 units of stock. Admin only.' })
+  @Mutation(() => Pet, { nullable: true, description: 'Adds a pet to the catalogue, with 0 units of stock. Admin only.' })
   createPet(@Arg('input', () => NewPetInput, { description: 'The new pet.' }) input: NewPetInput, @Ctx() { services }: Context) {
     return services.pets.create(input);
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => Pet, { description: 'Changes a pet. Admin only.' })
+  @Mutation(() => Pet, { nullable: true, description: 'Changes a pet. Admin only.' })
   updatePet(
     @Arg('id', () => Int64ID, { description: "The pet's id." }) id: string,
     @Arg('input', () => PetUpdateInput, { description: 'The changes.' }) input: PetUpdateInput,
@@ -74,6 +74,7 @@ export class PetResolver {
 
   @Authorized(ApiKeyRole.ADMIN)
   @Mutation(() => Int64ID, {
+    nullable: true,
     description: 'Removes a pet and its stock; refused with PET_HAS_ORDERS while orders name it. Returns the id. Admin only.',
   })
   deletePet(@Arg('id', () => Int64ID, { description: "The pet's id." }) id: string, @Ctx() { services }: Context) {

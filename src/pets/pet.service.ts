@@ -1,13 +1,14 @@
 import { DataSource } from 'typeorm';
 import { Page, PageRequest, toPage } from '../common/page';
-import { isForeignKeyViolation } from '../db/pg-errors';
-import { PreparedStatements } from '../db/prepared';
-import { deleteUnreferenced } from '../db/rows';
+import { isForeignKeyViolation } from '../sql/pg-errors';
+import { PreparedStatements } from '../sql/prepared';
+import { deleteUnreferenced } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
-import { openStock } from '../store/inventory.service';
+import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
+import { announcePetChange } from './pet.events';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
-import { type PetFilter, type PetRelations, type PetRow, petFromRow, petsByIds, petsCount, petsPage } from './pet.queries';
+import { type PetFilter, type PetRelations, type PetRow, petFromRow, petsByIds, petsCount, petsOfCategoriesPage, petsPage } from './pet.queries';
 import { PetStatus } from './pet-status';
 
 export class PetService {
@@ -37,16 +38,7 @@ export class PetService {
 
   /** One page of pets for each of several categories, in one statement. */
   async listByCategories(categoryIds: readonly string[], page: PageRequest): Promise<Map<string, Page<Pet>>> {
-    const rows: PetRow[] = await this.db.query(
-      `SELECT p.id, p.name, p.category_id, p.status
-         FROM unnest($1::bigint[]) AS c(id)
-         CROSS JOIN LATERAL (
-           SELECT * FROM pets
-            WHERE category_id = c.id AND ($2::bigint IS NULL OR id > $2::bigint)
-            ORDER BY id LIMIT $3
-         ) p`,
-      [categoryIds, page.afterId ?? null, page.first + 1],
-    );
+    const rows = await this.prepared.rows<PetRow>(petsOfCategoriesPage(categoryIds, page));
     const grouped = new Map<string, Pet[]>(categoryIds.map((id) => [id, []]));
     for (const row of rows) grouped.get(row.category_id)?.push(petFromRow(row));
     return new Map([...grouped].map(([id, pets]) => [id, toPage(pets, page.first)]));
@@ -71,7 +63,9 @@ export class PetService {
             status: input.status ?? PetStatus.AVAILABLE,
           }),
         );
-        await openStock(manager, pet.id);
+        // Every pet gets its stock row in the transaction that creates it: zero units, hence SOLD.
+        await manager.insert(InventoryItem, { petId: pet.id, quantity: 0, status: PetStatus.SOLD });
+        await announcePetChange(manager, 'CREATED', pet.id);
         return pet;
       });
     } catch (error) {
@@ -87,7 +81,11 @@ export class PetService {
     if (input.categoryId !== undefined) pet.categoryId = input.categoryId;
     if (input.status !== undefined) pet.status = input.status;
     try {
-      return await this.pets.save(pet);
+      return await this.db.transaction(async (manager) => {
+        const saved = await manager.save(pet);
+        await announcePetChange(manager, 'UPDATED', id);
+        return saved;
+      });
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Category ${input.categoryId}`);
       throw error;
@@ -96,6 +94,11 @@ export class PetService {
 
   /** Removes the pet and its stock; refused while orders name it. */
   delete(id: string): Promise<string> {
-    return deleteUnreferenced(this.pets, id, 'Pet', new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`));
+    return this.db.transaction(async (manager) => {
+      const refusal = new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`);
+      await deleteUnreferenced(manager.getRepository(Pet), id, 'Pet', refusal);
+      await announcePetChange(manager, 'DELETED', id);
+      return id;
+    });
   }
 }

@@ -1,7 +1,6 @@
+import { DEFAULT_PAGE_SIZE, DESCRIPTION_MAX, MAX_ORDER_QUANTITY, MAX_PAGE_SIZE, MAX_REST_OFFSET, MAX_STOCK, NAME_MAX } from '../common/bounds';
 import type { Config } from '../config';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
-import { MAX_STOCK } from '../store/inventory-item.entity';
-import { MAX_ORDER_QUANTITY } from '../store/order.entity';
 import { PETS_DEPRECATED_AT } from './deprecation';
 
 const header = (description: string, schema: object) => ({ description, schema });
@@ -56,7 +55,7 @@ const SCHEMAS = {
     type: 'object',
     required: ['name', 'categoryId'],
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: 100, description: "The animal's name (1–100 characters after trimming)." },
+      name: { type: 'string', minLength: 1, maxLength: NAME_MAX, description: `The animal's name (1–${NAME_MAX} characters after trimming).` },
       categoryId: id('ID of the category the animal belongs to.'),
       status: { $ref: '#/components/schemas/PetStatus' },
     },
@@ -67,7 +66,7 @@ const SCHEMAS = {
     additionalProperties: false,
     properties: {
       id: id('Unique identifier assigned on creation.'),
-      name: { type: 'string', minLength: 1, maxLength: 100, description: "The animal's name." },
+      name: { type: 'string', minLength: 1, maxLength: NAME_MAX, description: "The animal's name." },
       categoryId: id('ID of the category the animal belongs to.'),
       status: { $ref: '#/components/schemas/PetStatus' },
     },
@@ -77,8 +76,8 @@ const SCHEMAS = {
     type: 'object',
     required: ['name'],
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: 100, description: 'The category name (a kind of animal).' },
-      description: { type: 'string', maxLength: 500, description: 'A short description of the category.' },
+      name: { type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'The category name (a kind of animal).' },
+      description: { type: 'string', maxLength: DESCRIPTION_MAX, description: 'A short description of the category.' },
     },
   },
   Category: {
@@ -86,8 +85,8 @@ const SCHEMAS = {
     required: ['id', 'name'],
     properties: {
       id: id('Unique identifier assigned on creation.'),
-      name: { type: 'string', minLength: 1, maxLength: 100 },
-      description: { type: 'string', maxLength: 500, nullable: true },
+      name: { type: 'string', minLength: 1, maxLength: NAME_MAX },
+      description: { type: 'string', maxLength: DESCRIPTION_MAX, nullable: true },
     },
   },
   Order: {
@@ -182,8 +181,8 @@ export function buildOpenApiDocument(config: Pick<Config, 'petsSunset'>) {
           parameters: [
             { name: 'complete', in: 'query', description: 'Only complete (true) or open (false) orders.', schema: { type: 'boolean' } },
             { name: 'petId', in: 'query', description: 'Only orders for this pet.', schema: id('ID of a pet.') },
-            { name: 'limit', in: 'query', description: 'How many orders to return.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-            { name: 'offset', in: 'query', description: 'How many matching orders to skip.', schema: { type: 'integer', minimum: 0, default: 0 } },
+            { name: 'limit', in: 'query', description: 'How many orders to return.', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } },
+            { name: 'offset', in: 'query', description: 'How many matching orders to skip.', schema: { type: 'integer', minimum: 0, maximum: MAX_REST_OFFSET, default: 0 } },
           ],
           responses: {
             '200': {

@@ -1,4 +1,5 @@
 import { type RequestHandler, Router } from 'express';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REST_OFFSET } from '../common/bounds';
 import { parseId } from '../common/id.scalar';
 import type { Config } from '../config';
 import type { Services } from '../context';
@@ -8,9 +9,6 @@ import { PETS_DEPRECATED_AT, deprecated } from './deprecation';
 import { buildOpenApiDocument } from './openapi';
 import { booleanParam, idParam, integerParam } from './query-params';
 import { restOrder, restPet } from './serialize';
-
-export const MAX_REST_LIMIT = 100;
-export const MAX_REST_OFFSET = 1_000_000_000;
 
 /** REST answers JSON only. */
 const acceptsJson: RequestHandler = (req, _res, next) => {
@@ -48,7 +46,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
     .get(acceptsJson, async (req, res) => {
       const scope = orderScopeOf(req.caller ?? { kind: 'anonymous', address: 'unknown' });
       const filter = { complete: booleanParam(req, 'complete'), petId: idParam(req, 'petId') };
-      const limit = integerParam(req, 'limit', { min: 1, max: MAX_REST_LIMIT, fallback: 20 });
+      const limit = integerParam(req, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
       const offset = integerParam(req, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
       const { orders, total } = await services.orders.slice(scope, filter, { limit, offset });
       res.set('X-Total-Count', String(total)).json(orders.map(restOrder));

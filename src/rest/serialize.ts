@@ -2,7 +2,7 @@ import type { Pet } from '../pets/pet.entity';
 import type { Order } from '../store/order.entity';
 
 /**
- * REST carries ids as JSON numbers (API.md §3): they come from sequences and stay below 2^53,
+ * REST carries ids as JSON numbers (docs/contract.md §3): they come from sequences and stay below 2^53,
  * so the conversion from PostgreSQL's bigint strings is exact.
  */
 const idNumber = (id: string) => Number(id);

@@ -4,9 +4,10 @@ import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
-import type { Context } from '../context';
+import { COST } from '../common/query-cost';
 import { Pet } from '../pets/pet.entity';
-import { InventoryItem } from './inventory-item.entity';
+import { InventoryItem } from '../pets/inventory-item.entity';
+import type { StoreContext as Context } from './store.context';
 import { InventoryFilterInput, InventoryUpdateInput } from './store.inputs';
 
 @ObjectType({ description: 'A page of stock entries, in pet id order.' })
@@ -14,7 +15,7 @@ export class InventoryConnection extends Connection(InventoryItem, 'stock entry'
 
 @Resolver(() => InventoryItem)
 export class InventoryResolver {
-  @Query(() => InventoryItem, { nullable: true, description: "A pet's stock; null when there is no such pet." })
+  @Query(() => InventoryItem, { nullable: true, complexity: COST.LOOKUP, description: "A pet's stock; null when there is no such pet." })
   inventoryItem(@Arg('petId', () => Int64ID, { description: "The pet's id." }) petId: string, @Ctx() { loaders }: Context) {
     return loaders.inventoryByPetId.load(petId);
   }
@@ -30,13 +31,13 @@ export class InventoryResolver {
     return toConnection(page, () => services.inventory.count(filter ?? {}), (item) => item.petId);
   }
 
-  @FieldResolver(() => Pet, { description: 'The animal this stock belongs to.' })
+  @FieldResolver(() => Pet, { complexity: COST.LOOKUP, description: 'The animal this stock belongs to.' })
   pet(@Root() item: InventoryItem, @Ctx() { loaders }: Context) {
     return loaders.petById.load(item.petId);
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => InventoryItem, { description: "Sets a pet's stock count; its status is derived anew. Admin only." })
+  @Mutation(() => InventoryItem, { nullable: true, description: "Sets a pet's stock count; its status is derived anew. Admin only." })
   updateInventory(
     @Arg('petId', () => Int64ID, { description: "The pet's id." }) petId: string,
     @Arg('input', () => InventoryUpdateInput, { description: 'The new count.' }) input: InventoryUpdateInput,

@@ -1,10 +1,11 @@
 import { DataSource, EntityManager, In } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { keysetPage } from '../db/rows';
+import { keysetPage } from '../sql/rows';
 import { notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
-import { InventoryItem } from './inventory-item.entity';
-import { stockStatus } from './stock-status';
+import { InventoryItem } from '../pets/inventory-item.entity';
+import { announceStockChange } from '../pets/pet.events';
+import { stockStatus } from '../pets/stock-status';
 
 export interface InventoryFilter {
   status?: PetStatus | null;
@@ -45,11 +46,6 @@ export class InventoryService {
   }
 }
 
-/** Every pet gets its stock in the transaction that creates it: zero units, hence SOLD. */
-export async function openStock(manager: EntityManager, petId: string): Promise<void> {
-  await manager.insert(InventoryItem, { petId, quantity: 0, status: PetStatus.SOLD });
-}
-
 export interface LockedStock {
   quantity: number;
   petStatus: PetStatus;
@@ -71,8 +67,9 @@ export async function lockStock(manager: EntityManager, petId: string): Promise<
 }
 
 /**
- * Writes a locked stock row's new quantity with its derived status (API.md §3). Pass
- * `hasOpenOrder` when the caller knows it; otherwise it is read in the same transaction.
+ * Writes a locked stock row's new quantity with its derived status (docs/contract.md §3). Pass
+ * `hasOpenOrder` when the caller knows it; otherwise it is read in the same transaction. The
+ * change is announced to subscribers when the transaction commits.
  */
 export async function settleStock(
   manager: EntityManager,
@@ -87,5 +84,6 @@ export async function settleStock(
     )[0].open;
   const item = Object.assign(new InventoryItem(), { petId, quantity, status: stockStatus(quantity, open) });
   await manager.update(InventoryItem, { petId }, { quantity: item.quantity, status: item.status });
+  await announceStockChange(manager, item);
   return item;
 }

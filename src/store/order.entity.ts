@@ -1,10 +1,9 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
+import { MAX_ORDER_QUANTITY } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from '../pets/pet.entity';
-
-export const MAX_ORDER_QUANTITY = 1_000;
 
 @Entity('orders')
 @Check('order_quantity_range', `"quantity" >= 1 AND "quantity" <= ${MAX_ORDER_QUANTITY}`)

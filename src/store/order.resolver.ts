@@ -4,12 +4,13 @@ import { Connection, connectionCost, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
-import type { Context } from '../context';
+import { COST } from '../common/query-cost';
 import { Pet } from '../pets/pet.entity';
 import { FieldRateLimit } from '../limits/field-limit';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency';
 import { Order } from './order.entity';
 import { orderScopeOf } from './order-scope';
+import type { StoreContext as Context } from './store.context';
 import { NewOrderInput, OrderFilterInput } from './store.inputs';
 
 @ObjectType({ description: 'A page of orders, newest first.' })
@@ -19,10 +20,11 @@ export class OrderConnection extends Connection(Order, 'order') {}
 export class OrderResolver {
   @Query(() => Order, {
     nullable: true,
+    complexity: COST.LOOKUP,
     description: "One order by id: your own, or any for an admin; null otherwise. Needs a key.",
   })
-  order(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { caller, services }: Context) {
-    return services.orders.findVisible(id, orderScopeOf(caller));
+  order(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { caller, loaders }: Context) {
+    return loaders.visibleOrderById(orderScopeOf(caller)).load(id);
   }
 
   @Query(() => OrderConnection, {
@@ -39,7 +41,7 @@ export class OrderResolver {
     return toConnection(page, () => services.orders.count(scope, filter ?? {}));
   }
 
-  @FieldResolver(() => Pet, { description: 'The animal ordered.' })
+  @FieldResolver(() => Pet, { complexity: COST.LOOKUP, description: 'The animal ordered.' })
   pet(@Root() order: Order, @Ctx() { loaders }: Context) {
     return loaders.petById.load(order.petId);
   }
@@ -47,6 +49,7 @@ export class OrderResolver {
   @Authorized()
   @FieldRateLimit(10)
   @Mutation(() => Order, {
+    nullable: true,
     description:
       'At most 10 a minute per key. Takes units of an AVAILABLE pet from stock and opens an order, atomically. A retry with the same idempotency key and input returns the same order and takes no stock again. Needs a key.',
   })
@@ -63,13 +66,14 @@ export class OrderResolver {
   }
 
   @Authorized(ApiKeyRole.ADMIN)
-  @Mutation(() => Order, { description: 'Marks an open order complete (fulfilled). Admin only.' })
+  @Mutation(() => Order, { nullable: true, description: 'Marks an open order complete (fulfilled). Admin only.' })
   completeOrder(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { services }: Context) {
     return services.orders.complete(id);
   }
 
   @Authorized()
   @Mutation(() => Int64ID, {
+    nullable: true,
     description: "Cancels an open order: its units return to stock and the order is removed. Your own orders, or any for an admin. Returns the id.",
   })
   cancelOrder(@Arg('id', () => Int64ID, { description: "The order's id." }) id: string, @Ctx() { caller, services }: Context) {

@@ -1,23 +1,63 @@
-import { DataSource, EntityManager, In, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, QueryFailedError, SelectQueryBuilder } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { keysetPage } from '../db/rows';
+import { keysetPage } from '../sql/rows';
 import { ApiError, badInput, notFound } from '../errors';
-import { PetStatus } from '../pets/pet-status';
-import {
-  claimIdempotencyKey,
-  MAX_IDEMPOTENCY_KEY_LENGTH,
-  orderRequestHash,
-  purgeExpiredIdempotencyKeys,
-  recordIdempotentOrder,
-} from './idempotency';
+import { CHANGES_CHANNEL } from '../sql/notify';
+import { sqlState } from '../sql/pg-errors';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, orderRequestHash, purgeExpiredIdempotencyKeys } from './idempotency';
+import { IDEMPOTENCY_TTL_MS } from './idempotency-key.entity';
 import { lockStock, settleStock } from './inventory.service';
 import { Order } from './order.entity';
+import { announceOrderChange } from './order.events';
 import type { OrderScope } from './order-scope';
 import type { NewOrderInput } from './store.inputs';
 
 export interface OrderFilter {
   petId?: string | null;
   complete?: boolean | null;
+}
+
+const PLACE_ORDER = 'SELECT * FROM place_order($1, $2, $3, $4, $5, $6, $7, $8)';
+
+interface OrderRow {
+  id: string;
+  pet_id: string;
+  quantity: number;
+  ship_date: Date | null;
+  complete: boolean;
+  api_key_id: string;
+  created_at: Date;
+}
+
+const orderOf = (row: OrderRow): Order =>
+  Object.assign(new Order(), {
+    id: row.id,
+    petId: row.pet_id,
+    quantity: row.quantity,
+    shipDate: row.ship_date,
+    complete: row.complete,
+    apiKeyId: row.api_key_id,
+    createdAt: row.created_at,
+  });
+
+/** `place_order` refuses by raising (P0001) with the error code as message and the figures as detail. */
+function placeRefusal(error: unknown, input: NewOrderInput, idempotencyKey?: string | null): ApiError | undefined {
+  if (sqlState(error) !== 'P0001') return undefined;
+  const { message, detail } = (error as QueryFailedError & { driverError: { message: string; detail?: string } }).driverError;
+  switch (message) {
+    case 'NOT_FOUND':
+      return notFound(`Pet ${input.petId}`);
+    case 'PET_NOT_AVAILABLE':
+      return new ApiError('PET_NOT_AVAILABLE', `Pet ${input.petId} is ${String(detail).toUpperCase()}; only an AVAILABLE pet can be ordered`);
+    case 'INSUFFICIENT_STOCK':
+      return new ApiError('INSUFFICIENT_STOCK', `Pet ${input.petId} has ${detail} in stock; ${input.quantity} requested`);
+    case 'IDEMPOTENCY_KEY_REUSED':
+      return new ApiError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was used with a different order input');
+    case 'IDEMPOTENCY_ORDER_CANCELLED':
+      return new ApiError('NOT_FOUND', `The order placed with idempotency key ${JSON.stringify(String(idempotencyKey).slice(0, 40))} was cancelled`);
+    default:
+      return undefined;
+  }
 }
 
 /** How often one instance sweeps expired idempotency keys. */
@@ -33,8 +73,9 @@ export class OrderService {
   }
 
   /** The order, if the caller may see it: another client's order looks exactly like an unknown one. */
-  findVisible(id: string, scope: OrderScope): Promise<Order | null> {
-    return this.visible(this.orders.createQueryBuilder('order'), scope).andWhere('order.id = :id', { id }).getOne();
+  /** The orders among `ids` the scope may see: one statement for any number of ids. */
+  findVisibleByIds(ids: readonly string[], scope: OrderScope): Promise<Order[]> {
+    return this.visible(this.orders.createQueryBuilder('order'), scope).andWhere('order.id IN (:...ids)', { ids }).getMany();
   }
 
   findByIds(ids: readonly string[]): Promise<Order[]> {
@@ -57,42 +98,32 @@ export class OrderService {
   }
 
   /**
-   * Takes `quantity` units from the pet's stock and opens an order, in one transaction under the
-   * stock row's lock: the stock never goes below zero, whatever the concurrency. Checks, in order:
-   * the pet exists, it is AVAILABLE, the stock covers the quantity.
+   * Takes `quantity` units from the pet's stock and opens an order, in one statement under the
+   * stock row's lock (the `place_order` function of the migrations): the stock never goes below
+   * zero, whatever the concurrency. Checks, in order: the pet exists, it is AVAILABLE, the stock
+   * covers the quantity. With an idempotency key, the same key and input replay the first order.
    */
   async place(scope: OrderScope, input: NewOrderInput, idempotencyKey?: string | null): Promise<Order> {
     if (idempotencyKey != null && (idempotencyKey.length < 1 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
       throw badInput(`idempotencyKey must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     }
-    const order = await this.db.transaction(async (manager) => {
-      if (idempotencyKey != null) {
-        const claim = await claimIdempotencyKey(manager, scope.apiKeyId, idempotencyKey, orderRequestHash(input));
-        if (claim.kind === 'replay') return this.replay(manager, claim.orderId, idempotencyKey);
-      }
-      const stock = await lockStock(manager, input.petId);
-      if (!stock) throw notFound(`Pet ${input.petId}`);
-      if (stock.petStatus !== PetStatus.AVAILABLE) {
-        throw new ApiError('PET_NOT_AVAILABLE', `Pet ${input.petId} is ${stock.petStatus.toUpperCase()}; only an AVAILABLE pet can be ordered`);
-      }
-      if (stock.quantity < input.quantity) {
-        throw new ApiError('INSUFFICIENT_STOCK', `Pet ${input.petId} has ${stock.quantity} in stock; ${input.quantity} requested`);
-      }
-      await settleStock(manager, input.petId, stock.quantity - input.quantity, true);
-      const placed = await manager.save(
-        manager.create(Order, {
-          petId: input.petId,
-          quantity: input.quantity,
-          shipDate: input.shipDate ?? null,
-          complete: false,
-          apiKeyId: scope.apiKeyId,
-        }),
-      );
-      if (idempotencyKey != null) await recordIdempotentOrder(manager, scope.apiKeyId, idempotencyKey, placed.id);
-      return placed;
-    });
+    let rows: OrderRow[];
+    try {
+      rows = await this.db.query(PLACE_ORDER, [
+        scope.apiKeyId,
+        input.petId,
+        input.quantity,
+        input.shipDate ?? null,
+        idempotencyKey ?? null,
+        idempotencyKey != null ? orderRequestHash(input) : null,
+        IDEMPOTENCY_TTL_MS,
+        CHANGES_CHANNEL,
+      ]);
+    } catch (error) {
+      throw placeRefusal(error, input, idempotencyKey) ?? error;
+    }
     if (idempotencyKey != null) await this.purgeNowAndThen();
-    return order;
+    return orderOf(rows[0]);
   }
 
   /** Open → complete (admin). The pet's stock status is re-derived in the same transaction. */
@@ -103,6 +134,7 @@ export class OrderService {
       await manager.update(Order, { id }, { complete: true });
       const stock = await lockStock(manager, order.petId);
       if (stock) await settleStock(manager, order.petId, stock.quantity);
+      await announceOrderChange(manager, 'COMPLETED', order);
       return order;
     });
   }
@@ -114,6 +146,7 @@ export class OrderService {
       await manager.delete(Order, { id });
       const stock = await lockStock(manager, order.petId);
       if (stock) await settleStock(manager, order.petId, stock.quantity + order.quantity);
+      await announceOrderChange(manager, 'CANCELLED', order);
       return id;
     });
   }
@@ -125,14 +158,6 @@ export class OrderService {
     const order = await query.getOne();
     if (!order) throw notFound(`Order ${id}`);
     if (order.complete) throw new ApiError('ORDER_ALREADY_COMPLETE', `Order ${id} is already complete`);
-    return order;
-  }
-
-  private async replay(manager: EntityManager, orderId: string | null, key: string): Promise<Order> {
-    const order = orderId ? await manager.findOneBy(Order, { id: orderId }) : null;
-    if (!order) {
-      throw new ApiError('NOT_FOUND', `The order placed with idempotency key ${JSON.stringify(key.slice(0, 40))} was cancelled`);
-    }
     return order;
   }
 

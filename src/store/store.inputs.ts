@@ -2,8 +2,7 @@ import { IsInt, Max, Min } from 'class-validator';
 import { Field, InputType, Int } from 'type-graphql';
 import { Int64ID } from '../common/id.scalar';
 import { PetStatus } from '../pets/pet-status';
-import { MAX_STOCK } from './inventory-item.entity';
-import { MAX_ORDER_QUANTITY } from './order.entity';
+import { MAX_ORDER_QUANTITY, MAX_STOCK } from '../common/bounds';
 
 @InputType('NewOrder', { description: 'An order to place for units of one pet.' })
 export class NewOrderInput {

@@ -5,6 +5,7 @@ import { generateApiKey } from '../../src/auth/key-secret';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
+import { countStatements } from '../helpers/statements';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -31,14 +32,26 @@ describe('createApiKey', () => {
   });
 
   it('takes custom figures on ENTERPRISE only, and needs both', async () => {
-    const enterprise = await gql(t.url, CREATE, { input: { name: 'Big', plan: 'ENTERPRISE', requestsPerMinute: 5000, requestsPerDay: 7 } }, { key: t.adminKey });
-    expect(enterprise.data?.createApiKey.apiKey).toMatchObject({ plan: 'ENTERPRISE', requestsPerMinute: 5000, requestsPerDay: 7 });
+    const enterprise = await gql(t.url, CREATE, { input: { name: 'Big', plan: 'ENTERPRISE', requestsPerMinute: 5000, requestsPerDay: 70000 } }, { key: t.adminKey });
+    expect(enterprise.data?.createApiKey.apiKey).toMatchObject({ plan: 'ENTERPRISE', requestsPerMinute: 5000, requestsPerDay: 70000 });
+    const equal = await gql(t.url, CREATE, { input: { name: 'Even', plan: 'ENTERPRISE', requestsPerMinute: 100, requestsPerDay: 100 } }, { key: t.adminKey });
+    expect(equal.errors).toBeUndefined();
     const half = await gql(t.url, CREATE, { input: { name: 'Half', plan: 'ENTERPRISE', requestsPerMinute: 5000 } }, { key: t.adminKey });
     expect(codes(half)).toEqual(['BAD_USER_INPUT']);
     const free = await gql(t.url, CREATE, { input: { name: 'Free', plan: 'FREE', requestsPerDay: 5 } }, { key: t.adminKey });
     expect(codes(free)).toEqual(['BAD_USER_INPUT']);
     const zero = await gql(t.url, CREATE, { input: { name: 'Zero', plan: 'ENTERPRISE', requestsPerMinute: 0, requestsPerDay: 5 } }, { key: t.adminKey });
     expect(zero.errors?.[0].message).toBe('requestsPerMinute must be at least 1');
+  });
+
+  it('refuses an ENTERPRISE day quota below its minute quota', async () => {
+    const result = await gql(t.url, CREATE, { input: { name: 'Odd', plan: 'ENTERPRISE', requestsPerMinute: 100, requestsPerDay: 10 } }, { key: t.adminKey });
+    expect(result.status).toBe(200);
+    expect(result.data).toEqual({ createApiKey: null });
+    expect(result.errors?.[0]).toMatchObject({
+      message: 'requestsPerDay must be at least requestsPerMinute: expected at least 100, got 10',
+      extensions: { code: 'BAD_USER_INPUT', status: 400 },
+    });
   });
 
   it('issues admin keys that can manage keys', async () => {
@@ -151,6 +164,7 @@ describe('npm run apikey -- create', () => {
     [['create', '--name', '', '--plan', 'free'], /usage/],
     [['create', '--name', 'x', '--plan', 'free', '--role', 'root'], /--role/],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', 'many'], /--per-minute: expected a whole number/],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '100', '--per-day', '10'], /requestsPerDay must be at least requestsPerMinute/],
     [['delete', '--name', 'x', '--plan', 'free'], /usage/],
   ])('refuses %p', async (argv, message) => {
     await expect(parseCreateCommand(argv)).rejects.toThrow(message);
@@ -169,6 +183,20 @@ describe('key lookups', () => {
     expect(await service.authenticate(key)).toMatchObject({ id });
     now += 2;
     expect(await service.authenticate(key)).toBeNull();
+  });
+
+  it('are reused for unknown keys too, so a flood of invalid keys costs one statement per key', async () => {
+    let now = 1_000_000;
+    const service = new ApiKeyService(t.db.dataSource, () => now);
+    const unknown = generateApiKey();
+    const first = await countStatements(() => service.authenticate(unknown));
+    expect(first).toHaveLength(1);
+    const again = await countStatements(async () => {
+      for (let i = 0; i < 5; i++) expect(await service.authenticate(unknown)).toBeNull();
+    });
+    expect(again).toEqual([]);
+    now += KEY_CACHE_TTL_MS + 1;
+    expect(await countStatements(() => service.authenticate(unknown))).toHaveLength(1);
   });
 
   it('forget a key at once when this instance revokes it', async () => {

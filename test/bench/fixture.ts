@@ -2,7 +2,8 @@ import { openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/embedded';
 import { adminQuery, withDatabase } from '../helpers/database';
 
-export const BENCH_DATABASE = 'petstore_bench';
+/** BENCH_DATABASE names it, so that benches sharing a server keep apart. */
+export const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'petstore_bench';
 export const PETS = 10_000;
 export const CATEGORIES = 20;
 export const ORDERS = 50_000;

@@ -1,10 +1,6 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../src/app';
-import { loadConfig } from '../../src/config';
-import { openDatabase } from '../../src/db/database';
-import { createHttpServer } from '../../src/http/http-server';
-import { createLogger } from '../../src/logger';
+import { startGateway } from '../../src/gateway';
 import { reportStatsOverIpc } from './server-stats';
 
 /**
@@ -13,25 +9,16 @@ import { reportStatsOverIpc } from './server-stats';
  */
 async function main(): Promise<void> {
   const mode = process.argv[2] as 'redis' | 'memory' | 'off';
-  // Deployed as production: graphql-js then skips its development-time checks. It logs a line per
-  // request as in production; the bench discards its output.
-  const config = loadConfig({ ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '' });
-  const database = await openDatabase(config);
-  const app = await createApp({
-    config,
-    dataSource: database.dataSource,
-    logger: createLogger(config.logLevel),
-    limiterKeyPrefix: `bench:${mode}:${Date.now()}`,
-    limitRequests: mode !== 'off',
-  });
-  const server = createHttpServer(app.express);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // Deployed as production: graphql-js then skips its development-time checks. It logs at
+  // LOG_LEVEL, which the bench sets to warn (the peers write no line per request either).
+  const env = { ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '', PORT: '0', HOST: '127.0.0.1',
+    REDIS_KEY_PREFIX: `bench:${mode}:${Date.now()}` };
+  const gateway = await startGateway({ env, limitRequests: mode !== 'off' });
   reportStatsOverIpc(async () => {
-    server.closeAllConnections();
-    await app.stop();
-    await database.close();
+    gateway.server.closeAllConnections();
+    await gateway.close();
   });
-  process.send?.({ port: (server.address() as AddressInfo).port });
+  process.send?.({ port: (gateway.server.address() as AddressInfo).port });
 }
 
 main().catch((error: unknown) => {

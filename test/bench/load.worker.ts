@@ -2,22 +2,25 @@ import autocannon from 'autocannon';
 import { SCENARIOS, type Target } from './scenarios';
 
 /**
- * The load generator, in a process of its own: autocannon with 10 connections on loopback for a
- * bounded time. argv: port scenario target seconds firstRequestNumber. Prints its result as JSON.
+ * The load generator, in a process of its own: autocannon on loopback for a bounded time.
+ * argv: port scenario target seconds firstRequestNumber [connections, default 10]. Prints its
+ * result as JSON.
  */
 async function main(): Promise<void> {
-  const [port, scenarioName, target, seconds, first] = process.argv.slice(2);
+  const [port, scenarioName, target, seconds, first, connections = '10'] = process.argv.slice(2);
   const scenario = SCENARIOS[scenarioName];
   let n = Number(first);
   let mismatches = 0;
+  let unavailable = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
-    connections: 10,
+    connections: Number(connections),
     duration: Number(seconds),
     requests: [
       {
         setupRequest: (request) => ({ ...request, ...scenario.request(target as Target, n++) }),
-        onResponse: (_status, body) => {
+        onResponse: (status, body) => {
+          if (status === 503) unavailable += 1;
           if (!scenario.verify(body)) mismatches += 1;
         },
       },
@@ -31,6 +34,7 @@ async function main(): Promise<void> {
       p99: result.latency.p99,
       errors: result.errors + result.timeouts + result.non2xx,
       mismatches,
+      unavailable,
     }),
   );
 }

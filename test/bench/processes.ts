@@ -1,4 +1,5 @@
-import { type ChildProcess, execFile, fork } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerStats } from './server-stats';
 
@@ -43,16 +44,33 @@ export interface LoadResult {
   p99: number;
   errors: number;
   mismatches: number;
+  /** Responses with status 503 SERVICE_UNAVAILABLE. */
+  unavailable: number;
 }
 
-/** Drives one server with autocannon from a separate process. */
-export function runLoad(port: number, scenario: string, target: string, seconds: number, firstRequest: number): Promise<LoadResult> {
+/** Drives one server with autocannon from a separate process, over `connections` connections. */
+export function runLoad(
+  port: number,
+  scenario: string,
+  target: string,
+  seconds: number,
+  firstRequest: number,
+  connections = 10,
+): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [join(__dirname, 'load.worker.js'), String(port), scenario, target, String(seconds), String(firstRequest)],
+      [join(__dirname, 'load.worker.js'), String(port), scenario, target, String(seconds), String(firstRequest), String(connections)],
       { maxBuffer: 1 << 20 },
       (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)),
     );
   });
+}
+
+/** The peer's own package (test/bench/peer), installed from its lock file on first use only. */
+export function installPeer(): void {
+  const directory = join(__dirname, '..', '..', '..', 'test', 'bench', 'peer');
+  if (existsSync(join(directory, 'node_modules', 'postgraphile'))) return;
+  console.log('installing the peer, PostGraphile v5 (npm ci --prefix test/bench/peer)…');
+  execFileSync('npm', ['ci', '--prefix', directory, '--no-audit', '--no-fund'], { stdio: 'inherit' });
 }

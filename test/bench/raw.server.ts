@@ -5,7 +5,9 @@ import { reportStatsOverIpc } from './server-stats';
 
 /**
  * The raw limit: bare node:http and a pg Pool of 10, one parameterised statement per request,
- * answering the bench's questions in the gateway's response shapes. No limiter, no auth.
+ * answering the bench's questions in the gateway's response shapes (a JSON POST, as GraphQL is
+ * asked) or, cheaper still, as `GET /pet/:id` and `GET /pets50` answering the rows as they come.
+ * No limiter, no auth.
  */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
@@ -13,6 +15,7 @@ const Q1 = `SELECT p.id, p.name, c.name AS category FROM pets p JOIN categories 
 const Q2 = `SELECT p.id, p.name, p.status, c.id AS category_id, c.name AS category, i.quantity
               FROM pets p JOIN categories c ON c.id = p.category_id JOIN inventory_items i ON i.pet_id = p.id
              ORDER BY p.id LIMIT 50`;
+const Q2_GET = Q2.replace('LIMIT 50', 'LIMIT $1');
 const PET = 'SELECT id, name, category_id, status FROM pets WHERE id = $1';
 const PLACE = `WITH taken AS (
                  UPDATE inventory_items SET quantity = quantity - 1,
@@ -34,6 +37,13 @@ async function readJson(req: IncomingMessage): Promise<{ operationName?: string;
 }
 
 async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === 'GET' && req.url?.startsWith('/pet/')) {
+    const { rows } = await pool.query(Q1, [req.url.slice(5)]);
+    return send(res, rows[0] ? 200 : 404, rows[0] ?? null);
+  }
+  if (req.method === 'GET' && req.url === '/pets50') {
+    return send(res, 200, (await pool.query(Q2_GET, [50])).rows);
+  }
   if (req.method === 'GET' && req.url?.startsWith('/pets/')) {
     const { rows } = await pool.query(PET, [req.url.slice(6)]);
     const pet = rows[0];

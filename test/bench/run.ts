@@ -1,13 +1,22 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkAnswers } from './answers';
+import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
 import { createBenchDatabase, dropBenchDatabase } from './fixture';
-import { type BenchServer, type LoadResult, runLoad, startServer } from './processes';
+import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
+import type { Target } from './scenarios';
 
 /**
- * `npm run bench`: the gateway against the raw limit on real PostgreSQL (DATABASE_URL) with its
+ * `npm run bench`: the gateway against its peer PostGraphile v5 (test/bench/peer, installed on
+ * first use) and the raw limits (bare node:http + pg, asked by GET and by JSON POST) on real PostgreSQL (DATABASE_URL) with its
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
- * BENCH_SCENARIOS (such as `Q1,Q2`) runs some scenarios only.
+ * BENCH_SCENARIOS (such as `Q1,Q2`, or `fanout` for live updates) runs some scenarios only.
+ *
+ * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
+ * ATTACK_IN_FLIGHT (default 4) attack queries in flight (scenarios.ts `attacker`); it runs once,
+ * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
+ * latency, its 503s, and how many attack requests were served.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_UP_SECONDS = 2;
@@ -15,24 +24,34 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 /** Which servers each scenario runs on; the first is the one the others are compared with. */
 const ALL: [scenario: string, contenders: string[]][] = [
-  ['Q1', ['raw', 'gateway']],
-  ['Q2', ['raw', 'gateway']],
+  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway']],
+  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway']],
   ['REST', ['raw', 'gateway']],
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
+  ['attack', ['gateway, limiter off', 'gateway']],
 ];
+const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 4);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
+const FAN_OUT = !ONLY || ONLY.includes('fanout');
+const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
+/** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
+const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
 
 interface Measured extends LoadResult {
   statementsPerRequest: number;
   cpuMsPerRequest: number;
+  /** `attack` only: attack requests sent, and served with their counts. */
+  attackRequests?: number;
+  attackServed?: number;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function measure(server: BenchServer, scenario: string, firstRequest: number): Promise<Measured> {
-  const target = server.name === 'raw' ? 'raw' : 'gateway';
+  if (scenario === 'attack') return measureAttack(server, firstRequest);
+  const target = targetOf(server.name);
   await runLoad(server.port, scenario, target, WARM_UP_SECONDS, firstRequest);
   const before = await server.stats();
   const result = await runLoad(server.port, scenario, target, SECONDS, firstRequest + 100_000);
@@ -44,6 +63,24 @@ async function measure(server: BenchServer, scenario: string, firstRequest: numb
   };
 }
 
+/** The victim's Q1 while the attacker runs alongside; the statements are both clients'. */
+async function measureAttack(server: BenchServer, firstRequest: number): Promise<Measured> {
+  await runLoad(server.port, 'Q1', 'gateway', WARM_UP_SECONDS, firstRequest, 2);
+  const before = await server.stats();
+  const [victim, attack] = await Promise.all([
+    runLoad(server.port, 'Q1', 'gateway', SECONDS, firstRequest + 100_000, 2),
+    runLoad(server.port, 'attacker', 'gateway', SECONDS, 0, ATTACK_IN_FLIGHT),
+  ]);
+  const after = await server.stats();
+  return {
+    ...victim,
+    statementsPerRequest: (after.statements - before.statements) / (victim.requests + attack.requests),
+    cpuMsPerRequest: (after.cpuMicros - before.cpuMicros) / 1000 / (victim.requests + attack.requests),
+    attackRequests: attack.requests,
+    attackServed: attack.requests - attack.mismatches,
+  };
+}
+
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
@@ -51,40 +88,73 @@ async function main(): Promise<void> {
   console.log('creating and seeding the bench database (20 categories, 10,000 pets, 50,000 orders)…');
   const databaseUrl = await createBenchDatabase(serverUrl);
   // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, NODE_ENV: 'production' };
+  // LOG_LEVEL=warn: the peers write no line per request either.
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   const servers = new Map<string, BenchServer>();
   try {
     servers.set('raw', await startServer('raw', 'raw.server.js', [], env));
+    servers.set('raw GET', await startServer('raw GET', 'raw.server.js', [], env));
+    if (PEER) {
+      installPeer();
+      servers.set('postgraphile', await startServer('postgraphile', join('..', '..', '..', 'test', 'bench', 'peer', 'postgraphile.server.mjs'), [], { ...env, GRAPHILE_ENV: 'production' }));
+    }
     servers.set('gateway', await startServer('gateway', 'gateway.server.js', ['redis'], env));
     servers.set('gateway, memory store', await startServer('gateway, memory store', 'gateway.server.js', ['memory'], env));
     servers.set('gateway, limiter off', await startServer('gateway, limiter off', 'gateway.server.js', ['off'], env));
+
+    for (const name of ['raw GET', 'raw', 'postgraphile', 'gateway']) {
+      if (servers.has(name)) await checkAnswers(name, servers.get(name)!.port, targetOf(name), databaseUrl);
+    }
+    console.log('every contender answers Q1 and Q2 as the database holds them');
 
     const runs = new Map<string, Measured[]>();
     let requestNumber = 0;
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const [scenario, contenders] of PLAN) {
+        if (scenario === 'attack' && round > 1) continue;
         for (const contender of contenders) {
           const result = await measure(servers.get(contender)!, scenario, requestNumber);
           requestNumber += result.requests + 100_000;
           const key = `${scenario}\t${contender}`;
           runs.set(key, [...(runs.get(key) ?? []), result]);
           console.log(`round ${round}: ${scenario} on ${contender}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99} ms`);
+          if (scenario === 'attack') {
+            console.log(
+              `  victim Q1 p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.unavailable} × 503; ` +
+                `attack: ${result.attackServed} of ${result.attackRequests} served (${ATTACK_IN_FLIGHT} in flight)`,
+            );
+          }
         }
       }
     }
-    const rss = (await servers.get('gateway')!.stats()).rss;
-    report(runs, rss);
+    const rss = new Map<string, number>();
+    for (const [name, server] of servers) rss.set(name, (await server.stats()).rss);
+    const fanOut: FanOutRow[] = [];
+    if (FAN_OUT) {
+      // Fresh gateways of their own: one instance, then the same two instances on one database.
+      const live = [await startServer('live A', 'gateway.server.js', ['redis'], env), await startServer('live B', 'gateway.server.js', ['redis'], env)];
+      live.forEach((server) => servers.set(server.name, server));
+      for (const instances of [[live[0]], live]) {
+        const row = await runFanOut(instances, SECONDS);
+        console.log(`fan-out on ${instances.length} instance(s): ${row.eventsPerSecond} events/s, p99 ${row.p99} ms`);
+        fanOut.push(row);
+      }
+    }
+    report(runs, rss, fanOut);
   } finally {
     for (const server of servers.values()) await server.stop();
     await dropBenchDatabase(serverUrl);
   }
 }
 
-function report(runs: Map<string, Measured[]>, gatewayRss: number): void {
+function report(runs: Map<string, Measured[]>, rss: Map<string, number>, fanOut: FanOutRow[]): void {
+  const gatewayRss = rss.get('gateway') ?? NaN;
+  const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1024 / 1024).toFixed(0));
   const rows: Record<string, number | string>[] = [];
-  const medianOf = (key: string, field: keyof Measured) => median((runs.get(key) ?? []).map((run) => run[field]));
+  const medianOf = (key: string, field: keyof Measured) => median((runs.get(key) ?? []).map((run) => run[field] ?? NaN));
   for (const [scenario, contenders] of PLAN) {
     const baseline = medianOf(`${scenario}\t${contenders[0]}`, 'reqPerSec');
+    const versus = (contender: string) => (contenders.includes(contender) ? medianOf(`${scenario}\t${contender}`, 'reqPerSec') : NaN);
     for (const contender of contenders) {
       const key = `${scenario}\t${contender}`;
       rows.push({
@@ -92,35 +162,56 @@ function report(runs: Map<string, Measured[]>, gatewayRss: number): void {
         contender,
         reqPerSec: Math.round(medianOf(key, 'reqPerSec')),
         ratio: Number((medianOf(key, 'reqPerSec') / baseline).toFixed(2)),
+        xPostGraphile: Number((medianOf(key, 'reqPerSec') / versus('postgraphile')).toFixed(2)),
+        xRawGet: Number((medianOf(key, 'reqPerSec') / versus('raw GET')).toFixed(2)),
+        xRawPost: Number((medianOf(key, 'reqPerSec') / versus('raw')).toFixed(2)),
+        rssMb: mb(rss.get(contender)),
         p50: medianOf(key, 'p50'),
         p99: medianOf(key, 'p99'),
         sqlPerRequest: Number(medianOf(key, 'statementsPerRequest').toFixed(2)),
         cpuMsPerRequest: Number(medianOf(key, 'cpuMsPerRequest').toFixed(3)),
         failed: (runs.get(key) ?? []).reduce((sum, run) => sum + run.errors + run.mismatches, 0),
+        unavailable: (runs.get(key) ?? []).reduce((sum, run) => sum + run.unavailable, 0),
       });
     }
   }
-  const header = '| scenario | server | req/s | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | failed |';
+  const header = '| scenario | server | req/s | ×PostGraphile | ×raw GET | ×raw POST | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | RSS after load MB | failed | 503 |';
+  const times = (ratio: unknown) => (Number.isNaN(ratio) ? '' : `${ratio}×`);
   const lines = rows.map(
-    (row) => `| ${row.scenario} | ${row.contender} | ${row.reqPerSec} | ${row.ratio}× | ${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${row.failed} |`,
+    (row) =>
+      `| ${row.scenario} | ${row.contender} | ${row.reqPerSec} | ${times(row.xPostGraphile)} | ${times(row.xRawGet)} | ${times(row.xRawPost)} | ${row.ratio}× | ` +
+      `${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${row.rssMb} | ${row.failed} | ${row.unavailable} |`,
   );
-  const table = [header, '|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  const table = [header, `|${'---|'.repeat(14)}`, ...lines].join('\n');
   const find = (scenario: string, contender: string) =>
-    rows.find((row) => row.scenario === scenario && row.contender === contender) ?? { ratio: NaN, sqlPerRequest: NaN, p99: NaN };
+    rows.find((row) => row.scenario === scenario && row.contender === contender) ??
+    ({ ratio: NaN, sqlPerRequest: NaN, p99: NaN, unavailable: NaN, xPostGraphile: NaN, xRawGet: NaN, cpuMsPerRequest: NaN } as Record<string, number>);
   const targets = [
-    ['Q1 ≥ 0.40× raw', Number(find('Q1', 'gateway').ratio) >= 0.4],
-    ['Q2 ≥ 0.26× raw', Number(find('Q2', 'gateway').ratio) >= 0.26],
+    // Issue 14's goals, each against a contender of the same run.
+    ['Q1, Q2 ≥ 1.15× PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').xPostGraphile) >= 1.15)],
+    ['Q1, Q2 CPU ms/req ≤ 0.85× PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').cpuMsPerRequest) <= 0.85 * Number(find(s, 'postgraphile').cpuMsPerRequest))],
+    ['Q1, Q2 p99 ≤ PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').p99) <= Number(find(s, 'postgraphile').p99))],
+    ['Q1 ≥ 0.32× raw GET (long-term 0.40×)', Number(find('Q1', 'gateway').xRawGet) >= 0.32],
+    ['Q2 ≥ 0.28× raw GET', Number(find('Q2', 'gateway').xRawGet) >= 0.28],
+    ['placeOrder ≤ 2 SQL statements an order', Number(find('placeOrder', 'gateway').sqlPerRequest) <= 2],
     ['Q1, Q2 ≤ 2 SQL statements a request', Number(find('Q1', 'gateway').sqlPerRequest) <= 2 && Number(find('Q2', 'gateway').sqlPerRequest) <= 2],
     ['p99 < 30 ms at 10 connections (Q1, Q2, REST)', ['Q1', 'Q2', 'REST'].every((s) => Number(find(s, 'gateway').p99) < 30)],
-    ['gateway RSS after load < 200 MB', gatewayRss < 200 * 1024 * 1024],
+    ['gateway RSS after load ≤ 150 MB', gatewayRss <= 150 * 1024 * 1024],
     ['Redis store costs ≤ 10% of throughput', Number(find('cheap', 'gateway').ratio) >= 0.9],
+    ['under attack: victim p99 < 50 ms, no 503', Number(find('attack', 'gateway').p99) < 50 && find('attack', 'gateway').unavailable === 0],
+    ['fan-out p99 < 250 ms across two instances', (fanOut.find((row) => row.instances === 2 && row.failed === 0 && row.eventsPerSecond > 0)?.p99 ?? Infinity) < 250],
   ] as const;
   console.log(`\n${table}\n\ngateway RSS after load: ${(gatewayRss / 1024 / 1024).toFixed(0)} MB`);
-  for (const [target, met] of targets) console.log(`${met ? 'met   ' : 'MISSED'} ${target}`);
+  if (fanOut.length) console.log(`\nLive updates, fan-out (latency from the change's send to the subscriber):\n${fanOutTable(fanOut)}`);
+  // A target whose scenarios were not run (BENCH_SCENARIOS) says so rather than MISSED.
+  const needs: [prefix: string, scenario: string][] = [['Q1', 'Q1'], ['Q2', 'Q2'], ['p99 <', 'Q1'], ['gateway RSS', 'Q1'], ['placeOrder', 'placeOrder'], ['Redis store', 'cheap'], ['under attack', 'attack']];
+  const ran = (target: string) =>
+    target.startsWith('fan-out') ? FAN_OUT : PLAN.some(([scenario]) => needs.some(([prefix, needed]) => target.startsWith(prefix) && needed === scenario));
+  for (const [target, met] of targets) console.log(`${!ran(target) ? 'not run' : met ? 'met    ' : 'MISSED '} ${target}`);
   const directory = join(__dirname, '..', '..', '..', 'test', 'bench', 'results');
   mkdirSync(directory, { recursive: true });
   const file = join(directory, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, rows, gatewayRss, targets }, null, 2));
+  writeFileSync(file, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, rows, gatewayRss, fanOut, targets }, null, 2));
   console.log(`\nwrote ${file}`);
 }
 

@@ -1,6 +1,7 @@
 import { BENCH_KEY, ORDER_KEYS, PETS, orderKey } from './fixture';
 
-export type Target = 'raw' | 'gateway';
+/** How a contender is asked: the gateway's GraphQL, the raw servers' POST and GET, PostGraphile's schema. */
+export type Target = 'raw' | 'raw GET' | 'gateway' | 'postgraphile';
 
 export interface BenchRequest {
   method: 'GET' | 'POST';
@@ -27,19 +28,43 @@ const graphql = (key: string, query: string, operationName?: string, variables?:
 });
 
 const Q1 = 'query Q1($id: ID!) { pet(id: $id) { id name category { name } } }';
+
+/**
+ * The database-starving query of issue 12: aliases of a substring-filtered count, each alias a
+ * page and a COUNT scanning every pet. ATTACK_ALIASES sets how many (default 500, the most the
+ * first cost model admitted); no key, so it runs as an anonymous client.
+ */
+export const attackQuery = (aliases: number) =>
+  `{${Array.from({ length: aliases }, (_, i) => ` a${i}: pets(first: 1, filter: { nameContains: "q${i}" }) { totalCount }`).join('')} }`;
+const ATTACK = attackQuery(Number(process.env.ATTACK_ALIASES ?? 500));
 const Q2 = 'query Q2 { pets(first: 50) { nodes { id name status category { id name } inventory { quantity } } } }';
+// The same questions in PostGraphile's generated schema (Amber preset: `rowId` is the primary key).
+const PEER_Q1 = 'query Q1($id: BigInt!) { petByRowId(rowId: $id) { rowId name categoryByCategoryId { name } } }';
+const PEER_Q2 =
+  'query Q2 { allPets(first: 50, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name status categoryByCategoryId { rowId name } inventoryItemByPetId { quantity } } } }';
+const get = (path: string): BenchRequest => ({ method: 'GET', path, headers: {} });
+
+export function q1Request(target: Target, id: string): BenchRequest {
+  if (target === 'raw GET') return get(`/pet/${id}`);
+  return target === 'postgraphile' ? graphql(BENCH_KEY, PEER_Q1, 'Q1', { id }) : graphql(BENCH_KEY, Q1, 'Q1', { id });
+}
+
+export function q2Request(target: Target): BenchRequest {
+  if (target === 'raw GET') return get('/pets50');
+  return target === 'postgraphile' ? graphql(BENCH_KEY, PEER_Q2, 'Q2') : graphql(BENCH_KEY, Q2, 'Q2');
+}
 const PLACE = 'mutation PlaceOrder($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id } }';
 
 export const SCENARIOS: Record<string, Scenario> = {
   Q1: {
     name: 'Q1: pet(id) with its category name',
-    request: () => graphql(BENCH_KEY, Q1, 'Q1', { id: randomPetId() }),
-    verify: (body) => body.startsWith('{"data":{"pet":{"id":'),
+    request: (target) => q1Request(target, randomPetId()),
+    verify: (body) => /^\{("data":\{"(pet|petByRowId)":\{)?"(id|rowId)":/.test(body),
   },
   Q2: {
     name: 'Q2: 50 pets with category and stock',
-    request: () => graphql(BENCH_KEY, Q2, 'Q2'),
-    verify: (body) => body.startsWith('{"data":{"pets":{"nodes":[{') && !body.includes('"errors"'),
+    request: (target) => q2Request(target),
+    verify: (body) => /^(\[\{|\{"data":\{"(pets|allPets)":\{"nodes":\[\{)/.test(body) && !body.includes('"errors"'),
   },
   REST: {
     name: 'REST GET /pets/{id}',
@@ -52,9 +77,15 @@ export const SCENARIOS: Record<string, Scenario> = {
     request: (_target, n) => graphql(orderKey(n % ORDER_KEYS), PLACE, 'PlaceOrder', { petId: randomPetId() }),
     verify: (body) => body.startsWith('{"data":{"placeOrder":{"id":'),
   },
+  attacker: {
+    name: 'the attack of issue 12, anonymous',
+    request: () => ({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ATTACK }) }),
+    // Served: the counts came back. A refusal (cost, quota, concurrency) is counted as a mismatch.
+    verify: (body) => body.includes('"totalCount":') && !body.includes('"errors"'),
+  },
   cheap: {
     name: 'cheap query { __typename }',
     request: () => graphql(BENCH_KEY, '{ __typename }'),
-    verify: (body) => body === '{"data":{"__typename":"Query"}}\n' || body === '{"data":{"__typename":"Query"}}',
+    verify: (body) => body.startsWith('{"data":{"__typename":"Query"},'),
   },
 };

@@ -1,7 +1,7 @@
-import type { Pool } from 'pg';
 import { type Database, openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/embedded';
 import { PetService } from '../../src/pets/pet.service';
+import { poolOf } from '../../src/sql/pool';
 
 /** The embedded database as `npm start` opens it, whatever database the rest of the run uses. */
 let db: Database;
@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-const pool = () => (db.dataSource.driver as unknown as { master: Pool & { options: { max: number; idleTimeoutMillis: number } } }).master;
+const pool = () => poolOf(db.dataSource);
 
 it('holds exactly one connection, and never closes it for being idle', () => {
   expect(pool().options.max).toBe(1);

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createCategory, createPet } from '../helpers/builders';
+import { createApiKey, createCategory, createPet, placeOrder, setStock } from '../helpers/builders';
 import { type GraphQLResult, gql } from '../helpers/gql';
 import { countStatements } from '../helpers/statements';
 
@@ -44,4 +44,54 @@ it('batches each category’s pets page into one statement', async () => {
   });
   // categories page, pets of every category, their counts, their categories
   expect(statements.length).toBeLessThanOrEqual(4);
+});
+
+describe('aliased root lookups', () => {
+  const aliases = (count: number, field: (i: number) => string) => `{ ${Array.from({ length: count }, (_, i) => `a${i}: ${field(i)}`).join(' ')} }`;
+  let ids: string[];
+  beforeAll(async () => {
+    const result = await gql(t.url, '{ pets(first: 60) { nodes { id categoryId } } }');
+    ids = result.data?.pets.nodes.map((pet: { id: string }) => pet.id);
+  });
+
+  // As many aliases as the cost limit admits (1,000).
+  it.each([
+    ['pet(id)', 330, (id: string) => `pet(id: "${id}") { name }`],
+    ['pet(id) with its category', 140, (id: string) => `pet(id: "${id}") { name category { name } }`],
+    ['inventoryItem(petId)', 330, (id: string) => `inventoryItem(petId: "${id}") { quantity }`],
+  ])('loads aliased %s fields of one shape in one statement', async (_name, count, field) => {
+    let result: GraphQLResult | undefined;
+    const statements = await countStatements(async () => {
+      result = await gql(t.url, aliases(count, (i) => field(ids[i % ids.length])));
+    });
+    expect(result?.errors).toBeUndefined();
+    expect(Object.values(result?.data ?? {}).every((value) => value !== null)).toBe(true);
+    expect(statements).toHaveLength(1);
+  });
+
+  it('loads aliased category(id) fields in one statement', async () => {
+    const categoryIds = (await gql(t.url, '{ categories { nodes { id } } }')).data?.categories.nodes.map((c: { id: string }) => c.id);
+    const statements = await countStatements(async () => {
+      const result = await gql(t.url, aliases(100, (i) => `category(id: "${categoryIds[i % categoryIds.length]}") { name }`));
+      expect(result.errors).toBeUndefined();
+    });
+    expect(statements).toHaveLength(1);
+  });
+
+  it('loads aliased order(id) fields in one statement, within the caller’s orders', async () => {
+    const { key } = await createApiKey(t, { plan: 'PRO' });
+    const mine: string[] = [];
+    for (const id of ids.slice(0, 4)) await setStock(t, id, 5);
+    for (const id of ids.slice(0, 3)) mine.push((await placeOrder(t, key, id, 1)).data?.placeOrder.id);
+    const other = (await placeOrder(t, t.adminKey, ids[3], 1)).data?.placeOrder.id;
+    let result: GraphQLResult | undefined;
+    const statements = await countStatements(async () => {
+      result = await gql(t.url, aliases(100, (i) => `order(id: "${[...mine, other][i % 4]}") { id }`), undefined, { key });
+    });
+    expect(result?.errors).toBeUndefined();
+    const answers = Object.values(result?.data ?? {}) as ({ id: string } | null)[];
+    expect(answers.filter((order) => order === null)).toHaveLength(25);
+    expect(new Set(answers.flatMap((order) => (order ? [order.id] : [])))).toEqual(new Set(mine));
+    expect(statements).toHaveLength(1);
+  });
 });

@@ -41,12 +41,13 @@ describe('depth and cost limits', () => {
   });
 
   it('multiplies a connection’s selection by first when costing', async () => {
-    // 1 + 100 × (1 nodes + 1 id + 1 category + 1 name + 1 inventory + 1 quantity) = 601
+    // 10 (the page) + 100 × (1 nodes + 1 id + 2 category + 1 name + 2 inventory + 1 quantity) = 810
     const fits = await gql(t.url, '{ pets(first: 100) { nodes { id category { name } inventory { quantity } } } }');
     expect(fits.errors).toBeUndefined();
     const tooMuch = await gql(t.url, '{ pets(first: 100) { nodes { id name status categoryId category { name } inventory { quantity status } } } }');
     expect(tooMuch.status).toBe(400);
-    expect(tooMuch.errors?.[0].message).toBe('Query cost 1001 exceeds the limit of 1000');
+    // 10 + 100 × (1 + 4 fields + 2 + 1 + 2 + 2) = 1210
+    expect(tooMuch.errors?.[0].message).toBe('Query cost 1210 exceeds the limit of 1000');
   });
 
   it('refuses an alias repeated 1,000 times', async () => {

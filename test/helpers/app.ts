@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { type App, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import { generateApiKey } from '../../src/auth/key-secret';
-import { type Config, loadConfig } from '../../src/config';
-import { createHttpServer } from '../../src/http/http-server';
+import type { Config } from '../../src/config';
+import { startGateway } from '../../src/gateway';
 import type { Logger } from '../../src/logger';
 import { createTestDatabase, type TestDatabase } from './database';
 
@@ -24,39 +23,40 @@ export interface TestApp {
 export interface TestAppOptions {
   /** An existing database (another app's, say); the app then leaves it open on close. */
   db?: TestDatabase;
-  /** Apps given the same prefix share limiter state in Redis, as instances of one deployment do. */
+  /** REDIS_KEY_PREFIX: apps given the same one share limiter state in Redis, as instances of one deployment do. */
   limiterKeyPrefix?: string;
   /** Where the app logs; by default nowhere (LOG_LEVEL silent). */
   logger?: Logger;
+  /** False: no bound on requests in flight per identity (for bursts testing the windows alone). */
+  limitInFlight?: boolean;
 }
 
 /**
- * The real gateway on a real database, listening on a free loopback port. With REDIS_URL set, its
- * limiter lives in that Redis, under a prefix of its own unless one is given.
+ * The real gateway (started as main.ts starts it) on a real database, listening on a free
+ * loopback port. With REDIS_URL set, its limiter lives in that Redis, under a prefix of its own
+ * unless one is given.
  */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger } = options;
-  const adminKey = generateApiKey();
+  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight } = options;
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
-  const config = loadConfig({ ADMIN_API_KEY: adminKey, LOG_LEVEL: 'silent', ...redis, ...env });
+  const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, ...redis, ...env };
   const database = db ?? (await createTestDatabase());
-  const logger = givenLogger ?? pino({ level: config.logLevel });
-  const app = await createApp({ config, dataSource: database.dataSource, logger, limiterKeyPrefix });
-  await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
-  const server = createHttpServer(app.express);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const logger = givenLogger ?? pino({ level: gatewayEnv.LOG_LEVEL });
+  const gateway = await startGateway({ env: gatewayEnv, database, logger, limitInFlight }).catch(async (error: unknown) => {
+    if (!db) await database.close();
+    throw error;
+  });
   return {
-    url: `http://127.0.0.1:${port}`,
-    app,
+    url: gateway.url,
+    app: gateway.app,
     db: database,
-    config,
-    adminKey: config.adminApiKey ?? adminKey,
-    server,
+    config: gateway.config,
+    adminKey: gateway.config.adminApiKey as string,
+    server: gateway.server,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await app.stop();
+      // Tests leave nothing in flight worth waiting for: idle keep-alive connections go at once.
+      gateway.server.closeAllConnections();
+      await gateway.close();
       if (!db) await database.close();
     },
   };

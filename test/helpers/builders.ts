@@ -1,6 +1,6 @@
 import { NewApiKeyInput } from '../../src/auth/api-key.inputs';
 import type { ApiKeyRole } from '../../src/auth/role';
-import type { Plan } from '../../src/limits/plans';
+import type { Plan } from '../../src/auth/plans';
 import type { TestApp } from './app';
 import { gql } from './gql';
 

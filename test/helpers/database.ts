@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Client } from 'pg';
-import { type Database, openDatabase } from '../../src/db/database';
+import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/embedded';
+import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
 
 export interface TestDatabase extends Database {
   /** The postgres:// URL of this test's own database. */
@@ -10,16 +14,21 @@ export interface TestDatabase extends Database {
 
 /**
  * A fresh database for one test file: with DATABASE_URL, a new database on that server, dropped
- * afterwards; without it, an in-memory PGlite. Either way, migrated as the gateway migrates.
+ * afterwards; without it, an in-memory PGlite. Either way, migrated as the gateway migrates: a copy
+ * of the run's migrated template when there is one (test/setup), on which migrating finds nothing
+ * pending.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
+    const dump = process.env[TEMPLATE_DUMP_ENV];
+    if (dump) return openEmbeddedCopy(dump);
     const database = await openDatabase({ pgliteDataDir: IN_MEMORY });
     return { ...database, url: dataSourceUrl(database) };
   }
   const name = `petstore_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+  const template = process.env[TEMPLATE_DATABASE_ENV];
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = withDatabase(serverUrl, name);
   const database = await openDatabase({ databaseUrl: url, pgliteDataDir: IN_MEMORY });
   return {
@@ -28,6 +37,37 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async close() {
       await database.close();
       await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/**
+ * An in-memory PGlite loaded from the template's data directory, served on a loopback socket and
+ * reached through `pg`, as src/db/embedded.ts serves the gateway's own.
+ */
+async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
+  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
+  const stop = async () => {
+    await server.stop();
+    await db.close();
+  };
+  await server.start();
+  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  let dataSource: Database['dataSource'];
+  try {
+    dataSource = await connectDatabase(url, { embedded: true });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    dataSource,
+    embedded: true,
+    url,
+    async close() {
+      await dataSource.destroy();
+      await stop();
     },
   };
 }

@@ -14,8 +14,11 @@ export interface RedisServer {
   resume(): void;
 }
 
-/** A throwaway redis-server on a free loopback port: no persistence, nothing shared. */
-export async function redisServer(): Promise<RedisServer> {
+/**
+ * A throwaway redis-server on a free loopback port: no persistence, nothing shared. `args` adds
+ * options (a cluster node's, a replica's), `binaryArgs` goes first (`--sentinel` with its file).
+ */
+export async function redisServer(args: string[] = [], binaryArgs: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | undefined;
 
@@ -25,7 +28,7 @@ export async function redisServer(): Promise<RedisServer> {
     async start() {
       const started = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--logfile', ''],
+        [...binaryArgs, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--logfile', '', ...args],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       child = started;
@@ -34,7 +37,8 @@ export async function redisServer(): Promise<RedisServer> {
         const timer = setTimeout(() => reject(new Error(`expected redis-server to start, got: ${output}`)), 10_000);
         started.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
-          if (output.includes('Ready to accept connections')) {
+          // A sentinel never says it is ready: it is once it monitors its master.
+          if (/Ready to accept connections|\+monitor master/.test(output)) {
             clearTimeout(timer);
             resolve();
           }

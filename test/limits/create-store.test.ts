@@ -25,7 +25,7 @@ describe('createLimiterStore', () => {
     const log = captureLog();
     const started = performance.now();
     const stores = await createLimiterStore({
-      redisUrl: `redis://127.0.0.1:${await freePort()}`,
+      redis: { kind: 'single', url: `redis://127.0.0.1:${await freePort()}` },
       logger: log.logger,
       readyWithinMs: 300,
     });

@@ -88,6 +88,28 @@ if (redisUrl) {
       expect(ttl).toBeLessThanOrEqual(60_000);
     });
 
+    it('admits exactly max of 40 concurrent calls spread over two instances', async () => {
+      const other = new Redis(redisUrl);
+      try {
+        const identity = freshIdentity();
+        const instances = [createFieldLimiter(new FieldLimitStore({ redis, prefix })), createFieldLimiter(new FieldLimitStore({ redis: other, prefix }))];
+        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => instances[i % 2].limit(identity, 'placeOrder', PER_MINUTE)));
+        expect(admitted(answers)).toBe(10);
+        expect(await redis.exists(`${prefix}:{${identity}}:placeOrder:lock`)).toBe(0);
+      } finally {
+        await other.quit();
+      }
+    });
+
+    it('waits out a lock left by a holder that died, then counts', async () => {
+      const identity = freshIdentity();
+      await redis.set(`${prefix}:{${identity}}:placeOrder:lock`, 'gone', 'PX', 300);
+      const started = Date.now();
+      expect(await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE)).toBeUndefined();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      expect(JSON.parse((await redis.get(`${prefix}:{${identity}}:placeOrder`)) as string)).toHaveLength(1);
+    });
+
     it('shares the count between instances', async () => {
       const other = new Redis(redisUrl);
       try {

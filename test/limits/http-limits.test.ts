@@ -9,7 +9,8 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Bursts here test the windows and field limits alone; test/limits/in-flight.test.ts tests the in-flight bound.
+  t = await startTestApp({}, { limitInFlight: false });
 });
 afterAll(() => t.close());
 
@@ -77,8 +78,9 @@ describe('quotas', () => {
     expect(rest.body).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
   });
 
-  it('reports the day window when an ENTERPRISE key runs out of its day first', async () => {
-    const { key } = await createApiKey(t, { plan: 'ENTERPRISE', requestsPerMinute: 100, requestsPerDay: 5 });
+  it('reports the day window when an ENTERPRISE key runs out of its day and minute together', async () => {
+    // A day quota is never below the minute quota; when both run out, the day frees last and refuses.
+    const { key } = await createApiKey(t, { plan: 'ENTERPRISE', requestsPerMinute: 5, requestsPerDay: 5 });
     for (let i = 1; i <= 5; i += 1) {
       const response = await ask(key);
       expect(response.status).toBe(200);
@@ -146,6 +148,24 @@ describe('bans', () => {
       expect(banned.body).toMatchObject({ code: 'CLIENT_BANNED', status: 403 });
       expect(Number(banned.headers['retry-after'])).toBeLessThanOrEqual(30);
       expect((await request(app.url).get('/openapi.json').set('X-Forwarded-For', '198.51.100.8')).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('behind a trusted proxy, counts an X-Forwarded-For that is not an IP address against the socket address', async () => {
+    const app = await startTestApp({ TRUST_PROXY: 'true', ADMIN_API_KEY: t.adminKey }, { db: t.db });
+    try {
+      const remaining = async (forwarded: string) =>
+        Number((await request(app.url).get('/openapi.json').set('X-Forwarded-For', forwarded)).headers['x-ratelimit-remaining']);
+      // Each of these would otherwise be a fresh identity with 59 remaining.
+      expect(await remaining('garbage')).toBe(59);
+      expect(await remaining('1.1.1.1:1234')).toBe(58);
+      expect(await remaining('A'.repeat(5_000))).toBe(57);
+      expect(await remaining(' 203.0.113.9 , 10.0.0.1:80')).toBe(56);
+      // A valid address is its own client, surrounding spaces or not.
+      expect(await remaining(' 203.0.113.9 ')).toBe(59);
+      expect(await remaining('10.0.0.2, 203.0.113.9')).toBe(58);
     } finally {
       await app.close();
     }

@@ -1,25 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey } from '../helpers/builders';
+import { BURST_QUERY, burst, tally } from '../helpers/burst';
+import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
+import { gql } from '../helpers/gql';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
-
-const QUERY = { query: '{ pets(first: 1) { totalCount } }' };
-
-/** Sends `count` requests at once with one key, spread over the given instances; returns the statuses. */
-async function burst(urls: string[], key: string, count: number): Promise<number[]> {
-  const responses = await Promise.all(
-    Array.from({ length: count }, (_, i) => request(urls[i % urls.length]).post('/graphql').set('X-API-Key', key).send(QUERY)),
-  );
-  return responses.map((response) => response.status);
-}
-
-/** Accepted (200) and refused (429, or 403 once refusals past the threshold start a ban). */
-const tally = (statuses: number[]) => ({
-  accepted: statuses.filter((status) => status === 200).length,
-  refused: statuses.filter((status) => status === 429 || status === 403).length,
-});
 
 /** The memory store always; the Redis store when this run has one. */
 const stores: [string, Record<string, string>][] = [['memory', { REDIS_URL: '' }]];
@@ -28,7 +14,8 @@ if (process.env.REDIS_URL) stores.push(['redis', { REDIS_URL: process.env.REDIS_
 describe.each(stores)('150 concurrent requests on one FREE key (%s store)', (store, env) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(env);
+    // A burst of 150 tests the windows alone: no client within the in-flight bound could send it.
+    t = await startTestApp(env, { limitInFlight: false });
   });
   afterAll(() => t.close());
 
@@ -36,7 +23,7 @@ describe.each(stores)('150 concurrent requests on one FREE key (%s store)', (sto
     const { key } = await createApiKey(t, { plan: 'FREE' });
     const result = tally(await burst([t.url], key, 150));
     console.log(`${store} store, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
-    expect(result).toEqual({ accepted: 60, refused: 90 });
+    expect(result).toEqual({ accepted: 60, refused: 90, other: 0 });
   });
 });
 
@@ -48,8 +35,8 @@ withSharedRedis('two instances sharing one Redis', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const limiterKeyPrefix = `shared-${randomBytes(4).toString('hex')}`;
-    const first = await startTestApp({}, { db, limiterKeyPrefix });
-    const second = await startTestApp({ ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix });
+    const first = await startTestApp({}, { db, limiterKeyPrefix, limitInFlight: false });
+    const second = await startTestApp({ ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix, limitInFlight: false });
     apps = [first, second];
   });
   afterAll(async () => {
@@ -61,13 +48,32 @@ withSharedRedis('two instances sharing one Redis', () => {
     const { key } = await createApiKey(apps[0], { plan: 'FREE' });
     const result = tally(await burst(apps.map((app) => app.url), key, 150));
     console.log(`two instances on one Redis, 150 concurrent on FREE: ${result.accepted} accepted`);
-    expect(result).toEqual({ accepted: 60, refused: 90 });
+    expect(result).toEqual({ accepted: 60, refused: 90, other: 0 });
+  });
+
+  it('place exactly 10 orders of 40 concurrent placeOrder calls of one key (field limit 10 a minute)', async () => {
+    const petId = await stockedPet(apps[0], 1_000);
+    const { key } = await createApiKey(apps[0], { plan: 'PRO' });
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => placeOrder(apps[i % 2], key, petId)));
+    const placed = results.filter((result) => result.data?.placeOrder).length;
+    const limited = results.filter((result) => result.errors?.[0].extensions.code === 'RATE_LIMITED').length;
+    console.log(`two instances on one Redis, 40 concurrent placeOrder: ${placed} placed, ${limited} limited`);
+    expect({ placed, limited }).toEqual({ placed: 10, limited: 30 });
+  });
+
+  it('create exactly 20 keys of 40 concurrent createApiKey calls of one key (field limit 20 a minute)', async () => {
+    const { key } = await createApiKey(apps[0], { plan: 'BUSINESS', role: 'ADMIN' });
+    const create = 'mutation { createApiKey(input: { name: "burst", plan: FREE }) { key } }';
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => gql(apps[i % 2].url, create, undefined, { key })));
+    const created = results.filter((result) => result.data?.createApiKey).length;
+    console.log(`two instances on one Redis, 40 concurrent createApiKey: ${created} created`);
+    expect(created).toBe(20);
   });
 
   it('honour a ban made on the other instance', async () => {
     const { key } = await createApiKey(apps[0], { plan: 'FREE' });
-    for (let i = 0; i < 71; i += 1) await request(apps[0].url).post('/graphql').set('X-API-Key', key).send(QUERY);
-    const elsewhere = await request(apps[1].url).post('/graphql').set('X-API-Key', key).send(QUERY);
+    for (let i = 0; i < 71; i += 1) await request(apps[0].url).post('/graphql').set('X-API-Key', key).send(BURST_QUERY);
+    const elsewhere = await request(apps[1].url).post('/graphql').set('X-API-Key', key).send(BURST_QUERY);
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.body.errors[0].extensions.code).toBe('API_KEY_BANNED');
   });
@@ -84,8 +90,8 @@ withOwnRedis('when Redis dies mid-run', () => {
     await redis.start();
     db = await createTestDatabase();
     const limiterKeyPrefix = `outage-${randomBytes(4).toString('hex')}`;
-    const first = await startTestApp({ REDIS_URL: redis.url }, { db, limiterKeyPrefix });
-    const second = await startTestApp({ REDIS_URL: redis.url, ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix });
+    const first = await startTestApp({ REDIS_URL: redis.url }, { db, limiterKeyPrefix, limitInFlight: false });
+    const second = await startTestApp({ REDIS_URL: redis.url, ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix, limitInFlight: false });
     apps = [first, second];
   });
   afterAll(async () => {
@@ -107,7 +113,7 @@ withOwnRedis('when Redis dies mid-run', () => {
     const during = await burst(apps.map((app) => app.url), key, 150);
     const elapsed = Date.now() - started;
     // No request fails: each instance limits from its own memory, so each admits a full quota.
-    expect(tally(during)).toEqual({ accepted: 120, refused: 30 });
+    expect(tally(during)).toEqual({ accepted: 120, refused: 30, other: 0 });
     const ready = await request(apps[0].url).get('/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body.redis).toBe('degraded');

@@ -1,7 +1,7 @@
 import type { Caller } from '../../src/auth/caller';
 import { ApiKeyRole } from '../../src/auth/role';
-import { identityOf, quotaOfCaller } from '../../src/limits/identity';
-import { PLAN_QUOTAS, Plan } from '../../src/limits/plans';
+import { PLAN_QUOTAS, Plan, quotaOfCaller } from '../../src/auth/plans';
+import { identityOf } from '../../src/limits/identity';
 
 describe('identityOf', () => {
   it('counts a key by its id, wherever it comes from', () => {

@@ -1,6 +1,6 @@
 import { type Decision, RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
-import { PLAN_QUOTAS, Plan } from '../../src/limits/plans';
+import { PLAN_QUOTAS, Plan } from '../../src/auth/plans';
 import { rateLimitHeaders } from '../../src/limits/rate-limit-headers';
 import { DAY_MS, MINUTE_MS } from '../../src/limits/window';
 import { type TestClock, testClock } from './helpers/clock';

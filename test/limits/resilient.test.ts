@@ -55,11 +55,13 @@ interface Rig {
 
 /** A redis-server of the test's own, and a limiter on it that logs where the test can read. */
 async function rig(ban: BanPolicy): Promise<Rig> {
-  const prefix = `rl-test-${randomBytes(4).toString('hex')}`;
+  const deployment = `rl-test-${randomBytes(4).toString('hex')}`;
   const server = await redisServer();
   await server.start();
   const log = captureLog();
-  const stores = await createLimiterStore({ redisUrl: server.url, logger: log.logger, prefix });
+  const stores = await createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: log.logger, prefix: deployment });
+  // The request limiter's own keys, as createLimiterStore lays them out.
+  const prefix = `${deployment}:rl`;
   return { prefix, server, stores, limiter: new RateLimiter(stores.store, ban), log };
 }
 
@@ -161,5 +163,28 @@ withOwnRedis('the limiter store when Redis hangs', () => {
       other.disconnect();
     }
     expect(await limiter.bannedUntil('key:banned')).toBeNull();
+  });
+
+  it('carries a ban made during the outage into Redis when it answers again', async () => {
+    const quota = { perMinute: 1, perDay: 100 };
+    server.pause();
+    await eventually(async () => {
+      await limiter.check('key:probe', quota);
+      return stores.store.status() === 'degraded';
+    });
+    expect((await limiter.check('key:outage-ban', quota)).kind).toBe('allowed');
+    expect((await limiter.check('key:outage-ban', quota)).kind).toBe('banned');
+    server.resume();
+    await eventually(() => stores.store.status() === 'ok');
+    const other = new Redis(server.url);
+    try {
+      // What another instance, which never saw the outage's requests, now sees.
+      const shared = new RedisLimiterStore(other, prefix);
+      await eventually(async () => (await shared.bannedUntil('key:outage-ban', Date.now())) !== null);
+      expect((await shared.bannedUntil('key:outage-ban', Date.now()))! - Date.now()).toBeGreaterThan(890_000);
+    } finally {
+      other.disconnect();
+    }
+    expect((await limiter.check('key:outage-ban', quota)).kind).toBe('banned');
   });
 });

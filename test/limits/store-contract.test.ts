@@ -202,6 +202,25 @@ describe.each(subjects)('%s limiter store', (_name, makeSubject) => {
     expect(refused.map((o) => o.kind)).toEqual(['limited', 'limited', 'banned']);
   });
 
+  it('refuses on demand with room in both windows, counting nothing, against the window that frees last', async () => {
+    await hits(store, id, specs(3, 100), T0, 1);
+    const refused = await store.refuse(id, specs(3, 100), T0 + 1_000, BAN);
+    expect(refused).toMatchObject({ kind: 'limited', refusedBy: 'day' });
+    expect(remaining(refused)).toEqual([2, 99]);
+    expect((await store.peek(id, specs(3, 100), T0 + 1_000)).map((w) => w.remaining)).toEqual([2, 99]);
+  });
+
+  it('counts refusals on demand toward a ban like any refusal', async () => {
+    const outcomes = [
+      await store.refuse(id, specs(3, 100), T0, BAN),
+      ...(await hits(store, id, specs(3, 100), T0, 3, BAN)),
+      await store.hit(id, specs(3, 100), T0 + 1, BAN),
+      await store.refuse(id, specs(3, 100), T0 + 2, BAN),
+    ];
+    expect(outcomes.map((o) => o.kind)).toEqual(['limited', 'allowed', 'allowed', 'allowed', 'limited', 'banned']);
+    expect(await store.bannedUntil(id, T0 + 3)).toBe(T0 + 2 + BAN.durationMs);
+  });
+
   it('bans at the first refusal when the threshold is 0', async () => {
     const ban = { threshold: 0, durationMs: 5_000 };
     await hits(store, id, specs(1, 100), T0, 1, ban);
@@ -213,6 +232,18 @@ describe.each(subjects)('%s limiter store', (_name, makeSubject) => {
     await hits(store, id, specs(2, 100), T0, 2);
     expect(await store.hit(other, specs(2, 100), T0, NO_BANS)).toMatchObject({ kind: 'allowed' });
     expect(await store.hit(id, specs(2, 100), T0, NO_BANS)).toMatchObject({ kind: 'limited' });
+  });
+
+  it('takes a ban carried from another store, unless a ban ending later stands', async () => {
+    await store.ban(id, T0 + 5_000, T0);
+    expect(await store.bannedUntil(id, T0)).toBe(T0 + 5_000);
+    expect(await store.hit(id, specs(3, 5), T0 + 1, NO_BANS)).toMatchObject({ kind: 'banned', bannedUntil: T0 + 5_000 });
+    await store.ban(id, T0 + 1_000, T0);
+    expect(await store.bannedUntil(id, T0)).toBe(T0 + 5_000);
+    await store.ban(id, T0 + 9_000, T0 + 2);
+    expect(await store.bannedUntil(id, T0 + 8_999)).toBe(T0 + 9_000);
+    expect(await store.bannedUntil(id, T0 + 9_000)).toBeNull();
+    await store.ban(freshIdentity(), T0, T0); // already over: nothing to do
   });
 
   it('accepts an unban of an identity it has never seen', async () => {

@@ -36,6 +36,15 @@ afterAll(async () => {
   await closeUpstream();
 });
 
+/** Resolves once `condition` holds, checking every few milliseconds for up to 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('expected the traffic to reach this phase within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const ask = (key?: string) => {
   const call = request(t.url).post('/graphql').send({ query: '{ pets(first: 1) { totalCount } }' });
   return key ? call.set('X-API-Key', key) : call;
@@ -114,11 +123,15 @@ it('loses no committed order and leaves no half-applied transition when the data
       }
     }
   })();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Paced by the traffic, not the clock, so a slow machine cannot skip a phase: orders placed
+  // before the cut, refusals during it, and orders placed again after it.
+  await until(() => placed.length > 0);
   await proxy.cut();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const sentBeforeCut = statuses.length;
+  await until(() => statuses.slice(sentBeforeCut).includes(503));
   await proxy.restore();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const placedBeforeRestore = placed.length;
+  await until(() => placed.length > placedBeforeRestore);
   running = false;
   await traffic;
 

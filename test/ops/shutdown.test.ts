@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { shutDown } from '../../src/http/shutdown';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { captureLog } from '../helpers/log-capture';
+import { liveClient, subscribe, subscribed } from '../helpers/live';
 
 const BODY = JSON.stringify({ query: '{ pets { totalCount } }' });
 
@@ -19,7 +20,14 @@ async function halfSentRequest(app: TestApp): Promise<{ socket: Socket; finish()
 }
 
 const stop = (app: TestApp, graceMs: number) =>
-  shutDown({ server: app.server, stopApp: () => app.app.stop(), closeDatabase: () => app.db.close(), logger: captureLog().logger, graceMs });
+  shutDown({
+    server: app.server,
+    sockets: app.app.websockets,
+    stopApp: () => app.app.stop(),
+    closeDatabase: () => app.db.close(),
+    logger: captureLog().logger,
+    graceMs,
+  });
 
 it('stops accepting, lets the request in flight finish, then closes everything', async () => {
   const app = await startTestApp();
@@ -48,4 +56,26 @@ it('cuts requests still in flight when the grace period ends', async () => {
   expect(Date.now() - started).toBeLessThan(3_000);
   await stalled.response;
   expect(stalled.socket.destroyed).toBe(true);
+});
+
+it('closes WebSockets with 1001 only once the HTTP requests in flight have finished', async () => {
+  const app = await startTestApp();
+  const client = liveClient(app);
+  const closedAt = new Promise<{ code: number; at: number }>((resolve) =>
+    client.on('closed', (event) => resolve({ code: (event as { code: number }).code, at: Date.now() })),
+  );
+  subscribe(client, 'subscription { petChanged { id } }');
+  await subscribed(app, 1);
+  const inFlight = await halfSentRequest(app);
+  const stopping = stop(app, 10_000);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+
+  const finishedAt = Date.now();
+  inFlight.finish();
+  expect(await inFlight.response).toMatch(/^HTTP\/1.1 200 OK/);
+  const closed = await closedAt;
+  expect(closed.code).toBe(1001);
+  expect(closed.at).toBeGreaterThanOrEqual(finishedAt);
+  await stopping;
+  await client.dispose();
 });

@@ -200,4 +200,33 @@ describe('GET /openapi.json', () => {
     );
     await expect(OpenApiContract.from(document)).resolves.toBeDefined();
   });
+
+  it('states the bounds the gateway enforces', async () => {
+    const { components, paths } = (await request(t.url).get('/openapi.json')).body;
+    const parameter = (name: string) => paths['/store/orders'].get.parameters.find((p: any) => p.name === name).schema;
+    for (const name of ['limit', 'offset']) {
+      const { maximum } = parameter(name);
+      expect((await getOrders(`?${name}=${maximum}`, t.adminKey)).status).toBe(200);
+      expect((await getOrders(`?${name}=${maximum + 1}`, t.adminKey)).status).toBe(400);
+    }
+    const { default: pageSize } = parameter('limit');
+    // More orders than a page, from keys enough to stay under placeOrder's limit per key.
+    const petId = await stockedPet(t, pageSize + 1);
+    for (let i = 0; i <= pageSize; i += 5) {
+      const key = (await createApiKey(t, { name: `buyer ${i}` })).key;
+      for (let j = i; j < Math.min(i + 5, pageSize + 1); j++) await placeOrder(t, key, petId, 1);
+    }
+    const all = await getOrders('', t.adminKey);
+    expect(Number(all.headers['x-total-count'])).toBeGreaterThan(pageSize);
+    expect(all.body).toHaveLength(pageSize);
+
+    const { maxLength: nameMax } = components.schemas.NewCategory.properties.name;
+    const { maxLength: descriptionMax } = components.schemas.NewCategory.properties.description;
+    expect(components.schemas.NewPet.properties.name.maxLength).toBe(nameMax);
+    const create = (name: string, description: string) =>
+      gql(t.url, 'mutation($input: NewCategory!) { createCategory(input: $input) { id } }', { input: { name, description } }, { key: t.adminKey });
+    expect((await create('n'.repeat(nameMax), 'd'.repeat(descriptionMax))).errors).toBeUndefined();
+    expect((await create('n'.repeat(nameMax + 1), 'd')).errors?.[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect((await create('n', 'd'.repeat(descriptionMax + 1))).errors?.[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
 });

@@ -4,7 +4,8 @@ import { codes, gql } from '../helpers/gql';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Concurrency in the database is the subject: more requests at once than the in-flight bound admits.
+  t = await startTestApp({}, { limitInFlight: false });
 });
 afterAll(() => t.close());
 

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, placeOrder, setStock, stockedPet } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
@@ -50,6 +51,30 @@ describe('placeOrder', () => {
     const tooMany = await placeOrder(t, alice, few, 4);
     expect(tooMany.errors?.[0]).toMatchObject({ message: expect.stringContaining('has 3 in stock; 4 requested'), extensions: { code: 'INSUFFICIENT_STOCK' } });
     expect(await stockOf(few)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+  });
+
+  it('places an order in one SQL statement, refusals and idempotency included (issue 14: at most 2)', async () => {
+    const petId = await stockedPet(t, 10);
+    await placeOrder(t, alice, petId, 1, 'warm-up'); // the key's lookup and the instance's first purge of expired keys
+    const statementsOf = async (place: () => Promise<unknown>) => {
+      const query = Client.prototype.query;
+      let statements = 0;
+      Client.prototype.query = function (this: Client, ...args: unknown[]) {
+        statements += 1;
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof Client.prototype.query;
+      try {
+        await place();
+      } finally {
+        Client.prototype.query = query;
+      }
+      return statements;
+    };
+    expect(await statementsOf(() => placeOrder(t, alice, petId, 1))).toBe(1);
+    expect(await statementsOf(() => placeOrder(t, alice, petId, 1, 'once'))).toBe(1);
+    expect(await statementsOf(() => placeOrder(t, alice, petId, 1, 'once'))).toBe(1); // the replay
+    expect(await statementsOf(() => placeOrder(t, alice, petId, 100))).toBe(1); // INSUFFICIENT_STOCK
+    expect(await stockOf(petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
   });
 
   it.each([[0], [1001], [-3]])('refuses quantity %p with BAD_USER_INPUT', async (quantity) => {
@@ -139,7 +164,7 @@ describe('isolation between clients', () => {
     const unknownId = '987654321';
     for (const target of [id, unknownId]) {
       const read = await gql(t.url, `{ order(id: "${target}") { id } }`, undefined, { key: bob });
-      expect(read.body).toEqual({ data: { order: null } });
+      expect(read.body).toEqual({ data: { order: null }, extensions: { cost: { requested: 3, limit: 1000 } } });
       const cancel = await gql(t.url, `mutation { cancelOrder(id: "${target}") }`, undefined, { key: bob });
       expect(cancel.errors?.map(({ message, extensions }) => ({ message: message.replace(target, 'X'), extensions }))).toEqual([
         { message: 'Order X not found', extensions: { code: 'NOT_FOUND', status: 404 } },

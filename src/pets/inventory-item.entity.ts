@@ -1,10 +1,9 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { MAX_STOCK } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
-import { Pet } from '../pets/pet.entity';
-import { PetStatus } from '../pets/pet-status';
-
-export const MAX_STOCK = 1_000_000;
+import { Pet } from './pet.entity';
+import { PetStatus } from './pet-status';
 
 @Entity('inventory_items')
 // The floor is the invariant no concurrency may break; the ceiling bounds what an admin may set.

@@ -1,10 +1,12 @@
-import type { Caller } from '../auth/caller';
 import type { Decision } from '../limits/limiter';
+import type { Caller } from './caller';
 
+/**
+ * What identify-caller learns of a request's sender, and the limiter's decision on it, for the
+ * steps after them (the limiter, in limits/, reads its part through a structural type of its own).
+ */
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Echoed as X-Request-Id and written on every log line of this request. */
-    requestId?: string;
     /** Who sent the request; set before the limiter runs. */
     caller?: Caller;
     /** An X-API-Key was sent but names no valid key: refused after it is counted. */

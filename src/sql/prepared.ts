@@ -1,5 +1,6 @@
 import type { Pool, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
+import { poolOf } from './pool';
 
 /**
  * Hot reads run straight on TypeORM's pg pool as named prepared statements: PostgreSQL plans
@@ -16,7 +17,7 @@ export class PreparedStatements {
   constructor(private readonly dataSource: DataSource) {}
 
   private get pool(): Pool {
-    return (this.dataSource.driver as unknown as { master: Pool }).master;
+    return poolOf(this.dataSource);
   }
 
   async rows<T extends QueryResultRow>(statement: Statement): Promise<T[]> {

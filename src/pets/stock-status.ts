@@ -1,7 +1,7 @@
-import { PetStatus } from '../pets/pet-status';
+import { PetStatus } from './pet-status';
 
 /**
- * The status of a pet's stock (API.md §3): units left → AVAILABLE; none left but an open
+ * The status of a pet's stock (docs/contract.md §3): units left → AVAILABLE; none left but an open
  * order → PENDING; none left and nothing open → SOLD.
  */
 export function stockStatus(quantity: number, hasOpenOrder: boolean): PetStatus {

@@ -1,7 +1,7 @@
 import { Ctx, Directive, Field, Int, ObjectType, Query, Resolver, registerEnumType } from 'type-graphql';
-import type { Context } from '../context';
-import { identityOf, quotaOfCaller } from './identity';
-import { Plan } from './plans';
+import { identityOf } from '../limits/identity';
+import type { AuthContext as Context } from './auth.context';
+import { Plan, quotaOfCaller } from './plans';
 
 export enum RateLimitWindow {
   MINUTE = 'minute',

@@ -1,8 +1,6 @@
 import type { Request } from 'express';
-import { isGraphQLPath } from '../http/send-error';
-
-/** Which part of the gateway answered a request, for logs and metrics. */
-export type Surface = 'graphql' | 'rest' | 'ops' | 'none';
+import type { Surface } from '../ops/metrics';
+import { isGraphQLPath } from './send-error';
 
 const NAMED_OPERATION = /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]{0,63})/;
 const REST_OPERATIONS = new Set(['GET /pets/{petId}', 'GET /store/orders', 'GET /openapi.json']);

@@ -1,0 +1,102 @@
+/**
+ * The parts of src/ and which parts each may import (`npm run lint` runs this through
+ * dependency-cruiser). Lower parts never import higher ones, so the parts form no cycle; within a
+ * part anything goes, except a cycle that exists at run time. docs/architecture.md describes the
+ * same layers in prose.
+ */
+
+/** Each part of src/, by path. */
+const PARTS = {
+  errors: '^src/errors\\.ts$',
+  logger: '^src/logger\\.ts$',
+  config: '^src/config\\.ts$',
+  common: '^src/common/',
+  sql: '^src/sql/',
+  limits: '^src/limits/',
+  auth: '^src/auth/',
+  pets: '^src/pets/',
+  store: '^src/store/',
+  live: '^src/live/',
+  ops: '^src/ops/',
+  db: '^src/db/',
+  context: '^src/context\\.ts$',
+  http: '^src/http/',
+  graphql: '^src/graphql/',
+  rest: '^src/rest/',
+  app: '^src/app\\.ts$',
+  gateway: '^src/gateway\\.ts$',
+  main: '^src/main\\.ts$',
+  cli: '^src/cli/',
+};
+
+/** Domain-free helpers every part may use. */
+const KERNEL = ['errors', 'logger', 'config', 'common', 'sql'];
+
+/** The parts each part may import, besides its own files. */
+const MAY_IMPORT = {
+  errors: [],
+  logger: [],
+  config: [],
+  common: ['errors'],
+  sql: ['errors', 'common'],
+  // The limiter takes callers, quotas and contexts as plain structural types.
+  limits: [...KERNEL],
+  // Keys, roles, plans and the caller; plans give quotas in the limiter's terms.
+  auth: [...KERNEL, 'limits'],
+  pets: [...KERNEL, 'limits', 'auth'],
+  // Orders and stock operations work on pets; pets know nothing of them.
+  store: [...KERNEL, 'limits', 'auth', 'pets'],
+  // Subscriptions: events of pets, stock and orders, loaded through their features.
+  live: [...KERNEL, 'limits', 'auth', 'pets', 'store'],
+  ops: [...KERNEL],
+  // The data source lists the features' entities; features never reach the database set-up.
+  db: [...KERNEL, 'auth', 'pets', 'store'],
+  // The per-request context: one object satisfying every feature's context interface.
+  context: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live'],
+  http: [...KERNEL, 'limits', 'auth', 'ops'],
+  graphql: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'context', 'http'],
+  rest: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'context', 'http'],
+  // Composition: the app, the process and the command-line tools may use anything below them.
+  app: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
+  // The gateway started: database, app, admin key, demo catalogue, HTTP server.
+  gateway: [...KERNEL, 'auth', 'db', 'http', 'app'],
+  main: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'app', 'gateway'],
+  cli: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
+};
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...Object.entries(MAY_IMPORT).map(([part, allowed]) => ({
+      name: `${part}-imports`,
+      comment: `${part} may import only ${allowed.length ? allowed.join(', ') : 'its own files'}`,
+      severity: 'error',
+      from: { path: PARTS[part] },
+      to: { path: '^src/', pathNot: [PARTS[part], ...allowed.map((name) => PARTS[name])] },
+    })),
+    {
+      name: 'not-in-a-part',
+      comment: 'every file of src/ belongs to a part listed in .dependency-cruiser.cjs',
+      severity: 'error',
+      from: { path: '^src/', pathNot: Object.values(PARTS) },
+      to: {},
+    },
+    {
+      // A type-only import is erased at compile time: two entities naming each other (a pet and
+      // its stock row) form no cycle when the modules load.
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    { name: 'not-to-unresolvable', severity: 'error', from: {}, to: { couldNotResolve: true } },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are arrows too.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Resolve packages' subpath exports (graphql-ws/use/ws) as Node does for CommonJS.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['require', 'node', 'default'] },
+  },
+};

@@ -1,0 +1,88 @@
+import { registerEnumType } from 'type-graphql';
+import type { QuotedCaller } from '../limits/identity';
+import type { Quota } from '../limits/quota';
+
+export enum Plan {
+  FREE = 'free',
+  PRO = 'pro',
+  BUSINESS = 'business',
+  ENTERPRISE = 'enterprise',
+}
+
+registerEnumType(Plan, {
+  name: 'Plan',
+  description: 'A rate-limit plan: how many requests a key may send per minute and per day.',
+  valuesConfig: {
+    FREE: { description: '60 requests per minute, 1,000 per day. Also every anonymous client, per address.' },
+    PRO: { description: '300 requests per minute, 10,000 per day.' },
+    BUSINESS: { description: '1,000 requests per minute, 100,000 per day.' },
+    ENTERPRISE: { description: 'Custom figures agreed per key (requestsPerMinute and requestsPerDay).' },
+  },
+});
+
+export const PLAN_QUOTAS: Readonly<Record<Exclude<Plan, Plan.ENTERPRISE>, Quota>> = {
+  [Plan.FREE]: { perMinute: 60, perDay: 1_000 },
+  [Plan.PRO]: { perMinute: 300, perDay: 10_000 },
+  [Plan.BUSINESS]: { perMinute: 1_000, perDay: 100_000 },
+};
+
+/**
+ * Requests one identity may have in flight at once on an instance (docs/contract.md §5), and
+ * statements it may have running at once over all of them (db/statement-budget.ts). A FREE client
+ * (every anonymous address) holds at most 1 of the pool's 10 connections and 1 database core,
+ * however costly its requests; its requests in flight queue for that one.
+ */
+export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 4,
+  [Plan.PRO]: 8,
+  [Plan.BUSINESS]: 16,
+  [Plan.ENTERPRISE]: 32,
+};
+
+export const PLAN_STATEMENTS_AT_ONCE: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 1,
+  [Plan.PRO]: 2,
+  [Plan.BUSINESS]: 4,
+  [Plan.ENTERPRISE]: 8,
+};
+
+/** What the concurrency bounds need of a caller; every Caller fits. */
+export type PlannedCaller = { kind: 'key'; key: { plan: Plan } } | { kind: 'anonymous' };
+
+const planOf = (caller: PlannedCaller) => (caller.kind === 'key' ? caller.key.plan : Plan.FREE);
+
+/** How many requests of the caller may be in flight at once on an instance; anonymous: FREE's. */
+export const concurrencyOfCaller = (caller: PlannedCaller): number => PLAN_CONCURRENCY[planOf(caller)];
+
+/** How many statements of the caller may run at once on an instance; anonymous: FREE's. */
+export const statementsAtOnceOfCaller = (caller: PlannedCaller): number => PLAN_STATEMENTS_AT_ONCE[planOf(caller)];
+
+/** The quota of the ADMIN_API_KEY (docs/contract.md §4). */
+export const ADMIN_KEY_QUOTA: Quota = { perMinute: 10_000, perDay: 1_000_000 };
+
+/** A key's quota: its plan's figures, or its own on ENTERPRISE. */
+export function quotaOf(plan: Plan, custom: { perMinute: number | null; perDay: number | null }): Quota {
+  if (plan !== Plan.ENTERPRISE) return PLAN_QUOTAS[plan];
+  if (custom.perMinute === null || custom.perDay === null) {
+    throw new Error('An ENTERPRISE key must carry both custom figures');
+  }
+  return { perMinute: custom.perMinute, perDay: custom.perDay };
+}
+
+/** A key's own quota; anonymous clients are on FREE, per address (docs/contract.md §5). */
+export function quotaOfCaller(caller: QuotedCaller): Quota {
+  return caller.kind === 'key' ? caller.key.quota : PLAN_QUOTAS[Plan.FREE];
+}
+
+/** Concurrent subscriptions per identity, across all instances (docs/contract.md §9). */
+export const SUBSCRIPTION_CAPS: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 5,
+  [Plan.PRO]: 25,
+  [Plan.BUSINESS]: 100,
+  [Plan.ENTERPRISE]: 500,
+};
+
+/** A key's cap by its plan; anonymous clients get FREE's, per address. */
+export function subscriptionCapOf(caller: { kind: 'key'; key: { plan: Plan } } | { kind: 'anonymous' }): number {
+  return SUBSCRIPTION_CAPS[caller.kind === 'key' ? caller.key.plan : Plan.FREE];
+}

@@ -1,0 +1,92 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type App, type AppDeps, createApp } from './app';
+import { generateApiKey } from './auth/key-secret';
+import { type Config, loadConfig } from './config';
+import { type Database, openDatabase } from './db/database';
+import { seedDemoCatalogue } from './db/seed';
+import { createHttpServer } from './http/http-server';
+import { shutDown } from './http/shutdown';
+import { createLogger, type Logger } from './logger';
+
+/** Besides these, the app's own options (createApp). */
+export interface GatewayOptions extends Pick<AppDeps, 'limitRequests' | 'limitInFlight'> {
+  /** Where the settings come from (loadConfig). */
+  env?: Record<string, string | undefined>;
+  /** An open database to serve instead of the configured one; it is neither seeded nor closed. */
+  database?: Database;
+  /** By default JSON lines on stdout at LOG_LEVEL. */
+  logger?: Logger;
+}
+
+export interface Gateway {
+  /** http://host:port, without a path. */
+  url: string;
+  server: Server;
+  app: App;
+  database: Database;
+  /** The settings in force, admin key included. */
+  config: Config;
+  /** The admin key made up for this run: embedded, and ADMIN_API_KEY unset. */
+  generatedAdminKey?: string;
+  logger: Logger;
+  /** Graceful: in-flight requests finish (within the grace period), then the app and database close. */
+  close(): Promise<void>;
+}
+
+/**
+ * The whole gateway, listening: config → database → app → admin key → demo catalogue (an empty
+ * embedded database only) → listen. The process (main.ts) and the tests start it the same way.
+ */
+export async function startGateway({ env = process.env, database: given, logger: givenLogger, ...appOptions }: GatewayOptions = {}): Promise<Gateway> {
+  const loaded = loadConfig(env);
+  const logger = givenLogger ?? createLogger(loaded.logLevel);
+  const database = given ?? (await openDatabase(loaded));
+  const closeDatabase = () => (given ? Promise.resolve() : database.close());
+  let app: App | undefined;
+  try {
+    // Embedded mode must be usable at once, so it always has an admin key.
+    const generatedAdminKey = loaded.adminApiKey === undefined && database.embedded ? generateApiKey() : undefined;
+    const config = { ...loaded, adminApiKey: loaded.adminApiKey ?? generatedAdminKey };
+    app = await createApp({ config, dataSource: database.dataSource, logger, embeddedDatabase: database.embedded, ...appOptions });
+    await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
+    if (!given && database.embedded && (await seedDemoCatalogue(database.dataSource))) {
+      logger.info('loaded the demo catalogue into the empty embedded database');
+    }
+    const server = createHttpServer(app.express);
+    app.websockets.attach(server);
+    await listen(server, config);
+    const started = app;
+    return {
+      url: urlOf(server, config.host),
+      server,
+      app: started,
+      database,
+      config,
+      generatedAdminKey,
+      logger,
+      close: () => shutDown({ server, sockets: started.websockets, stopApp: () => started.stop(), closeDatabase, logger }),
+    };
+  } catch (error) {
+    await app?.stop().catch(() => undefined);
+    await closeDatabase().catch(() => undefined);
+    throw error;
+  }
+}
+
+function listen(server: Server, { port, host }: Config): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The address a client uses: a wildcard address is reached as localhost. */
+function urlOf(server: Server, host: string): string {
+  const { port } = server.address() as AddressInfo;
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}

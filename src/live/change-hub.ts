@@ -1,0 +1,133 @@
+import type { PetChange, StockChange } from '../pets/pet.events';
+import type { OrderChange } from '../store/order.events';
+
+/** A committed change, as announced by NOTIFY (sql/notify.ts). */
+export type Change = PetChange | StockChange | OrderChange;
+
+/**
+ * Most events one subscription may have waiting to be sent. A burst of changes arrives at once
+ * (one read from the listening connection), so this is generous; a subscriber this far behind
+ * is not reading, and is told to go rather than buffered without bound.
+ */
+export const MAX_PENDING_EVENTS = 1_000;
+
+/** Where the hub reports what it fans out (the gateway's metrics). */
+export interface ChangeObserver {
+  observePublished(type: Change['type']): void;
+}
+
+/** How a subscriber that stopped reading is noticed, and told. */
+export interface Backlog {
+  /** Whether the subscriber's transport already holds too much unsent (checked while it is behind). */
+  congested?(): boolean;
+  /** Called once, when the subscriber is ended for being too far behind, with the events it will not get. */
+  dropped(count: number): void;
+}
+
+type Listener = (change: Change) => void;
+
+/**
+ * This instance's fan-out of committed changes to its own subscribers. Every subscriber of one
+ * change receives the same object, so that they can share one read of the rows it names.
+ */
+export class ChangeHub {
+  private readonly listeners: Record<Change['type'], Set<Listener>> = { stock: new Set(), pet: new Set(), order: new Set() };
+
+  constructor(private readonly observer?: ChangeObserver) {}
+
+  /** Takes one NOTIFY payload; anything that is not a change (another writer's) is ignored. */
+  receive(payload: string): void {
+    const change = parseChange(payload);
+    if (!change) return;
+    this.observer?.observePublished(change.type);
+    for (const listener of this.listeners[change.type]) listener(change);
+  }
+
+  /** Stock changes of the listed pets, or of all. */
+  stockChanges(petIds: readonly string[] | null, backlog?: Backlog): AsyncIterableIterator<StockChange> {
+    const wanted = petIds && new Set(petIds);
+    return this.stream('stock', (change) => !wanted || wanted.has(change.petId), backlog);
+  }
+
+  petChanges(ids: readonly string[] | null, backlog?: Backlog): AsyncIterableIterator<PetChange> {
+    const wanted = ids && new Set(ids);
+    return this.stream('pet', (change) => !wanted || wanted.has(change.id), backlog);
+  }
+
+  /** One key's orders, or all of them for an admin. */
+  orderChanges(scope: { apiKeyId: string; admin: boolean }, backlog?: Backlog): AsyncIterableIterator<OrderChange> {
+    return this.stream('order', (change) => scope.admin || change.apiKeyId === scope.apiKeyId, backlog);
+  }
+
+  private stream<T extends Change>(type: T['type'], wanted: (change: T) => boolean, backlog?: Backlog) {
+    const listeners = this.listeners[type];
+    const listener: Listener = (change) => wanted(change as T) && stream.push(change as T);
+    const stream = new ChangeStream<T>(() => listeners.delete(listener), backlog);
+    listeners.add(listener);
+    return stream;
+  }
+}
+
+/**
+ * One subscriber's events, queued until it pulls them: at most MAX_PENDING_EVENTS, and none
+ * while its transport is congested.
+ */
+class ChangeStream<T> implements AsyncIterableIterator<T> {
+  private queue: T[] = [];
+  private waiting?: (result: IteratorResult<T>) => void;
+  private ended = false;
+
+  constructor(
+    private readonly detach: () => void,
+    private readonly backlog?: Backlog,
+  ) {}
+
+  push(change: T): void {
+    if (this.ended) return;
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve({ value: change, done: false });
+    } else if (this.queue.length < MAX_PENDING_EVENTS && !this.backlog?.congested?.()) {
+      this.queue.push(change);
+    } else {
+      const dropped = this.queue.length + 1;
+      this.end();
+      this.backlog?.dropped(dropped);
+    }
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift() as T, done: false });
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  async return(): Promise<IteratorResult<T>> {
+    this.end();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.queue = [];
+    this.detach();
+    this.waiting?.({ value: undefined, done: true });
+    this.waiting = undefined;
+  }
+}
+
+function parseChange(payload: string): Change | null {
+  try {
+    const change = JSON.parse(payload) as Partial<Change> | null;
+    if (change?.type === 'stock') return typeof change.quantity === 'number' ? (change as Change) : null;
+    return change && (change.type === 'pet' || change.type === 'order') ? (change as Change) : null;
+  } catch {
+    return null;
+  }
+}

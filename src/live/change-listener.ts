@@ -1,0 +1,80 @@
+import { Client, type Notification, type PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Logger } from '../logger';
+import { CHANGES_CHANNEL } from '../sql/notify';
+import { poolOf } from '../sql/pool';
+
+/** How long a lost listening connection waits before it reconnects. */
+export const RELISTEN_DELAY_MS = 1_000;
+
+export interface ChangeListener {
+  close(): Promise<void>;
+}
+
+/**
+ * One dedicated connection per instance, LISTENing on the changes channel: PostgreSQL hands it
+ * every committed change of every instance, in commit order. A lost connection reconnects; the
+ * changes committed meanwhile are not replayed (delivery is at most once, docs/contract.md §9).
+ * Resolves once the first attempt is over, so that an instance that is up is listening.
+ */
+export async function listenForChanges(url: string, onChange: (payload: string) => void, logger: Logger): Promise<ChangeListener> {
+  let client: Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const current = new Client({ connectionString: url });
+    client = current;
+    current.on('notification', (message: Notification) => {
+      if (message.channel === CHANGES_CHANNEL && message.payload) onChange(message.payload);
+    });
+    current.on('error', (error: Error) => logger.debug({ err: error.message }, 'change listener connection error'));
+    current.on('end', () => {
+      if (closed || client !== current) return;
+      logger.warn('change listener lost its connection; reconnecting');
+      retry = setTimeout(() => void connect(), RELISTEN_DELAY_MS);
+    });
+    try {
+      await current.connect();
+      await current.query(`LISTEN ${CHANGES_CHANNEL}`);
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'change listener could not connect; retrying');
+      await current.end().catch(() => undefined);
+    }
+  };
+  await connect();
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The embedded PGlite serves all its socket connections from one session, and passes a
+ * notification only to the connection whose COMMIT produced it, never to a separate listening
+ * one. So the session LISTENs, and the notifications are taken from the pool's own connections.
+ * It is still PostgreSQL's NOTIFY: a rolled-back change announces nothing.
+ */
+export async function listenOnEmbeddedSession(dataSource: DataSource, onChange: (payload: string) => void): Promise<ChangeListener> {
+  const pool = poolOf(dataSource);
+  const heard = new WeakSet<PoolClient>();
+  let closed = false;
+  const onNotification = (message: Notification) => {
+    if (!closed && message.channel === CHANGES_CHANNEL && message.payload) onChange(message.payload);
+  };
+  const hear = (client: PoolClient) => {
+    if (heard.has(client)) return;
+    heard.add(client);
+    client.on('notification', onNotification);
+  };
+  pool.on('acquire', hear);
+  await dataSource.query(`LISTEN ${CHANGES_CHANNEL}`);
+  return {
+    async close() {
+      closed = true;
+      pool.off('acquire', hear);
+    },
+  };
+}

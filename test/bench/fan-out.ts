@@ -1,0 +1,138 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import { BENCH_KEY } from './fixture';
+import type { BenchServer } from './processes';
+
+export const SOCKETS = 100;
+export const SUBSCRIPTIONS_PER_SOCKET = 10;
+/** Pets each subscription watches, at random among the first HOT_PETS. */
+export const PETS_WATCHED = 10;
+/** Changes carry their send time in ms, modulo this (the stock's ceiling), as their quantity. */
+export const STAMP_MODULO = 1_000_000;
+
+export interface FanOutReport {
+  /** Per gateway, in the worker's argv order: events received while measuring, and their latencies. */
+  perGateway: { events: number; p50: number; p99: number }[];
+  errors: number;
+}
+
+/** Stock changes a second, spread over the first HOT_PETS pets. */
+export const CHANGES_PER_SECOND = Number(process.env.BENCH_CHANGES_PER_SECOND ?? 200);
+export const HOT_PETS = 500;
+const WARM_UP_MS = 2_000;
+
+export interface FanOutRow {
+  instances: number;
+  subscriptions: number;
+  changesPerSecond: number;
+  /** Measured on each gateway's subscribers: the first is where the changes are committed. */
+  perGateway: { events: number; p50: number; p99: number }[];
+  eventsPerSecond: number;
+  p50: number;
+  p99: number;
+  cpuMsPerEvent: number;
+  failed: number;
+}
+
+const UPDATE = 'mutation Stock($p: ID!, $q: Int!) { updateInventory(petId: $p, input: { quantity: $q }) { quantity } }';
+
+/**
+ * The fan-out scenario: 1,000 subscriptions over 100 sockets on the given gateways, and a steady
+ * stream of stock changes committed through the first. A change's quantity is the time it was
+ * sent, so latency is measured from the mutation's send (its commit comes within the mutation's
+ * own few milliseconds) to the subscriber. CPU is every gateway's, mutations included.
+ */
+export async function runFanOut(gateways: BenchServer[], seconds: number): Promise<FanOutRow> {
+  const worker = fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const reply = <T>(field: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (message: Record<string, unknown>) => {
+        if (!(field in message)) return;
+        worker.off('message', onMessage);
+        resolve(message[field] as T);
+      };
+      worker.on('message', onMessage);
+      worker.once('exit', (code) => reject(new Error(`expected the fan-out worker to answer ${field}, got exit ${code}`)));
+    });
+  try {
+    await reply('ready');
+    let failed = 0;
+    const changes = changeStream(gateways[0].port, (reason) => {
+      if (failed++ === 0) console.log(`fan-out: a change failed: ${reason}`);
+    });
+    await new Promise((resolve) => setTimeout(resolve, WARM_UP_MS));
+    const before = await Promise.all(gateways.map((g) => g.stats()));
+    worker.send('start');
+    await reply('started');
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    worker.send('stop');
+    const report = await reply<FanOutReport>('report');
+    const after = await Promise.all(gateways.map((g) => g.stats()));
+    await changes.stop();
+    const events = report.perGateway.reduce((sum, g) => sum + g.events, 0);
+    const cpuMs = after.reduce((sum, stats, i) => sum + (stats.cpuMicros - before[i].cpuMicros) / 1000, 0);
+    // The latencies of all subscribers, weighted by their events: p50 and p99 of the worst gateway bound them.
+    return {
+      instances: gateways.length,
+      subscriptions: SOCKETS * SUBSCRIPTIONS_PER_SOCKET,
+      changesPerSecond: CHANGES_PER_SECOND,
+      perGateway: report.perGateway,
+      eventsPerSecond: Math.round(events / seconds),
+      p50: Math.max(...report.perGateway.map((g) => g.p50)),
+      p99: Math.max(...report.perGateway.map((g) => g.p99)),
+      cpuMsPerEvent: Number((cpuMs / events).toFixed(3)),
+      failed: failed + report.errors,
+    };
+  } finally {
+    worker.send('exit');
+  }
+}
+
+/** Commits CHANGES_PER_SECOND stock changes a second through one gateway until stopped. */
+function changeStream(port: number, onFailure: (reason: string) => void): { stop(): Promise<void> } {
+  const inFlight = new Set<Promise<void>>();
+  let n = 0;
+  const send = () => {
+    const petId = String(1 + (n++ % HOT_PETS));
+    const request = fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': BENCH_KEY },
+      body: JSON.stringify({ query: UPDATE, variables: { p: petId, q: Date.now() % STAMP_MODULO } }),
+    })
+      .then(async (response) => {
+        const body = (await response.json()) as { data?: { updateInventory?: unknown } };
+        if (!body.data?.updateInventory) onFailure(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+      })
+      .catch((error: unknown) => onFailure(String(error)))
+      .finally(() => inFlight.delete(request));
+    inFlight.add(request);
+  };
+  // Sent on a fixed schedule, not after each answer: a slow gateway does not slow the stream down.
+  const started = Date.now();
+  let sent = 0;
+  const timer = setInterval(() => {
+    const due = Math.floor(((Date.now() - started) * CHANGES_PER_SECOND) / 1000);
+    while (sent < due) {
+      sent += 1;
+      send();
+    }
+  }, 5);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(inFlight);
+    },
+  };
+}
+
+export function fanOutTable(rows: FanOutRow[]): string {
+  const header = '| instances | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | failed |';
+  const lines = rows.map(
+    (row) =>
+      `| ${row.instances} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
+      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.failed} |`,
+  );
+  return [header, '|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+}

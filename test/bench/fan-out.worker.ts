@@ -1,0 +1,87 @@
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { type FanOutReport, PETS_WATCHED, SOCKETS, STAMP_MODULO, SUBSCRIPTIONS_PER_SOCKET } from './fan-out';
+import { orderKey } from './fixture';
+
+/**
+ * The fan-out bench's subscribers, in a process of their own: SOCKETS graphql-ws sockets spread
+ * over the gateways (argv[2], a JSON list of ports), SUBSCRIPTIONS_PER_SOCKET `inventoryChanged`
+ * subscriptions each, every one watching PETS_WATCHED random pets among the first argv[3]. Each
+ * socket uses a key of its own. An event's `quantity` is the time its change was sent (ms, modulo
+ * 1,000,000), so its latency is read off on arrival. Answers `start` and `stop` over IPC.
+ */
+const QUERY = 'subscription Stock($p: [ID!]) { inventoryChanged(petIds: $p) { petId quantity } }';
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN);
+
+async function main(): Promise<void> {
+  const ports = JSON.parse(process.argv[2]) as number[];
+  const hotPets = Number(process.argv[3]);
+  const latencies: number[][] = ports.map(() => []);
+  let measuring = false;
+  let errors = 0;
+  for (let s = 0; s < SOCKETS; s++) {
+    const gateway = s % ports.length;
+    const client = createClient({
+      url: `ws://127.0.0.1:${ports[gateway]}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'X-API-Key': orderKey(s) },
+      lazy: false,
+      retryAttempts: 0,
+      onNonLazyError: () => (errors += 1),
+    });
+    for (let k = 0; k < SUBSCRIPTIONS_PER_SOCKET; k++) {
+      const pets = new Set<string>();
+      while (pets.size < PETS_WATCHED) pets.add(String(1 + Math.floor(Math.random() * hotPets)));
+      client.subscribe<{ inventoryChanged: { quantity: number } }>(
+        { query: QUERY, variables: { p: [...pets] } },
+        {
+          next: (result) => {
+            const sent = result.data?.inventoryChanged.quantity;
+            if (measuring && sent !== undefined) latencies[gateway].push((Date.now() - sent + STAMP_MODULO) % STAMP_MODULO);
+          },
+          error: () => (errors += 1),
+          complete: () => undefined,
+        },
+      );
+    }
+  }
+  await allSubscribed(ports);
+  process.on('message', (message: string) => {
+    if (message === 'start') {
+      latencies.forEach((list) => (list.length = 0));
+      measuring = true;
+      process.send?.({ started: true });
+    } else if (message === 'stop') {
+      measuring = false;
+      const perGateway = latencies.map((list) => {
+        const sorted = [...list].sort((a, b) => a - b);
+        return { events: list.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+      });
+      process.send?.({ report: { perGateway, errors } satisfies FanOutReport });
+    } else if (message === 'exit') {
+      process.exit(0);
+    }
+  });
+  process.send?.({ ready: true });
+}
+
+/** Waits until every gateway counts its share of the subscriptions as active. */
+async function allSubscribed(ports: number[]): Promise<void> {
+  const expected = ports.map((_, i) => Math.ceil((SOCKETS - i) / ports.length) * SUBSCRIPTIONS_PER_SOCKET);
+  for (;;) {
+    const counts = await Promise.all(
+      ports.map(async (port) => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return [...text.matchAll(/^petstore_live_subscriptions\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+      }),
+    );
+    if (counts.every((count, i) => count >= expected[i])) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

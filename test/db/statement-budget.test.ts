@@ -1,0 +1,128 @@
+import type { Client } from 'pg';
+import { IdentitySlots, Slots, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
+import { ApiError } from '../../src/errors';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { createApiKey, createCategory, createPet } from '../helpers/builders';
+import { codes, type GraphQLResult, gql } from '../helpers/gql';
+import { countStatements, withClientQuery } from '../helpers/statements';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('Slots', () => {
+  it('lets `size` holders in at once and hands each freed slot to the next waiter in order', async () => {
+    const slots = new Slots(2);
+    const order: number[] = [];
+    const frees = [0, 1, 2, 3].map((i) => slots.take().then((free) => (order.push(i), free)));
+    await tick();
+    expect(order).toEqual([0, 1]);
+    (await frees[1])();
+    await tick();
+    expect(order).toEqual([0, 1, 2]);
+    const free0 = await frees[0];
+    free0();
+    free0(); // freeing twice frees once
+    await tick();
+    expect(order).toEqual([0, 1, 2, 3]);
+    const late = slots.take().then(() => order.push(4));
+    await tick();
+    expect(order).toHaveLength(4);
+    (await frees[2])();
+    await late;
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('gives up waiting after the timeout, as the pool does, leaving the queue intact', async () => {
+    const slots = new Slots(1);
+    const free = await slots.take();
+    const timedOut = await slots.take(20).catch((error: Error) => error);
+    expect((timedOut as Error).message).toMatch(/^timeout exceeded when trying to connect/);
+    const next = slots.take(1_000);
+    free();
+    (await next)();
+  });
+
+  it('keeps an identity’s slots only while one is taken', async () => {
+    const registry = new IdentitySlots();
+    const first = registry.of('ip:1', 1);
+    expect(registry.of('ip:1', 1)).toBe(first);
+    const free = await first.take();
+    free();
+    expect(registry.of('ip:1', 1)).not.toBe(first);
+  });
+});
+
+describe('StatementBudget', () => {
+  it('refuses the statement past its total with QUERY_TOO_COMPLEX', async () => {
+    const budget = new StatementBudget(() => new Slots(1), 3);
+    for (let i = 0; i < 3; i += 1) (await budget.acquire())();
+    const refusal = await budget.acquire().catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect((refusal as ApiError).code).toBe('QUERY_TOO_COMPLEX');
+  });
+});
+
+describe('through HTTP', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A cost limit high enough to let a request ask for more statements than a request may run.
+    t = await startTestApp({ MAX_QUERY_COST: '100000' });
+    const category = await createCategory(t);
+    await createPet(t, category, 'Rex');
+    await createPet(t, category, 'Tom');
+  });
+  afterAll(() => t.close());
+
+  /** `count` aliased pages of one pet each: one statement apiece. */
+  const pages = (count: number) =>
+    `{ ${Array.from({ length: count }, (_, i) => `a${i}: pets(first: 1, after: null, filter: { nameContains: "${i % 2 ? 'Rex' : 'Tom'}" }) { nodes { id } }`).join(' ')} }`;
+
+  /** The most statements the pg clients of this process had running at once while `action` ran. */
+  async function mostAtOnce(action: () => Promise<unknown>): Promise<number> {
+    let running = 0;
+    let most = 0;
+    await withClientQuery(
+      (original) =>
+        function (this: Client, ...args: unknown[]) {
+          running += 1;
+          most = Math.max(most, running);
+          const done = () => (running -= 1);
+          // pg-pool passes a callback; TypeORM awaits the promise.
+          const callback = args.at(-1);
+          if (typeof callback === 'function') args[args.length - 1] = (...answer: unknown[]) => (done(), callback(...answer));
+          const result = original.apply(this, args);
+          return result instanceof Promise ? result.finally(done) : result;
+        },
+      action,
+    );
+    return most;
+  }
+
+  it('runs an anonymous client’s statements one at a time, over all its requests in flight', async () => {
+    const most = await mostAtOnce(() => Promise.all([0, 1, 2, 3].map(() => gql(t.url, pages(20)))));
+    expect(most).toBe(1);
+  });
+
+  it('runs a BUSINESS key’s statements up to 4 at once (on PostgreSQL; the embedded pool has 1 connection)', async () => {
+    const { key } = await createApiKey(t, { plan: 'BUSINESS' });
+    // The key's lookup comes before its identity is known, outside any budget: done once first (then cached).
+    await gql(t.url, '{ __typename }', undefined, { key });
+    const most = await mostAtOnce(() => Promise.all([0, 1, 2, 3, 4, 5].map(() => gql(t.url, pages(20), undefined, { key }))));
+    expect(most).toBeLessThanOrEqual(4);
+    if (process.env.DATABASE_URL) expect(most).toBeGreaterThan(1);
+  });
+
+  // Last: statements within the budget may still run after the answer.
+  it(`answers a field past ${STATEMENTS_PER_REQUEST} statements with a field error QUERY_TOO_COMPLEX`, async () => {
+    let result: GraphQLResult | undefined;
+    const statements = await countStatements(async () => {
+      result = await gql(t.url, pages(STATEMENTS_PER_REQUEST + 20), undefined, { key: t.adminKey });
+    });
+    expect(result?.status).toBe(200);
+    // pets is non-null: the first refused field nulls the whole data, and the answer goes out
+    // while the statements within the budget may still be queued.
+    expect(statements.length).toBeLessThanOrEqual(STATEMENTS_PER_REQUEST);
+    expect(codes(result!).length).toBeGreaterThan(0);
+    expect(new Set(codes(result!))).toEqual(new Set(['QUERY_TOO_COMPLEX']));
+    expect(result?.errors?.[0].message).toMatch(/200 database statements/);
+  });
+});

@@ -1,0 +1,119 @@
+import { performance } from 'node:perf_hooks';
+import request from 'supertest';
+import { COST } from '../../src/common/query-cost';
+import { PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { createCategory } from '../helpers/builders';
+
+/**
+ * Issue 12's goal: an anonymous client running the costliest attack the cost limit admits, with
+ * as many requests in flight as it may have, does not starve another client of the database.
+ * On PostgreSQL (DATABASE_URL) with 10,000 pets, as the issue measured; embedded, with 200:
+ * PGlite serves one statement at a time on this process's thread, so every scan delays everyone.
+ */
+const PETS = process.env.DATABASE_URL ? 10_000 : 200;
+/** Seconds under attack, in one-second turns, each after half a second of the victim alone. */
+const SECONDS = 3;
+/**
+ * The goal, on PostgreSQL: under 50 ms at p99, where the victim alone takes a few. Embedded, the
+ * victim's statement can wait behind one of the attacker's on the only connection, and the test's
+ * clients share the process: the bound is looser there. The test files run two at a time on a
+ * machine that may be busy, so the bound is what the attack may ADD to the victim's p99 measured
+ * alone in turns with the attack, in the same process: on a quiet machine that is the goal itself, and the
+ * starvation it guards against took seconds and ended in 503s.
+ */
+const P99_BOUND_MS = process.env.DATABASE_URL ? 50 : 100;
+const IN_FLIGHT = PLAN_CONCURRENCY[Plan.FREE];
+
+const attack = (aliases: number) =>
+  `{ ${Array.from({ length: aliases }, (_, i) => `a${i}: pets(first: 1, filter: { nameContains: "q${i}" }) { totalCount }`).join(' ')} }`;
+/** The most aliases the cost limit admits (1,000 / 60 = 16). */
+const MOST_ALIASES = Math.floor(1000 / (COST.PAGE + COST.COUNT + 2 * COST.SCAN));
+
+let t: TestApp;
+let petIds: string[];
+beforeAll(async () => {
+  t = await startTestApp();
+  const categoryId = await createCategory(t);
+  const rows: { id: string }[] = await t.db.dataSource.query(
+    `INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, $2, 'available' FROM generate_series(1, $1) AS i RETURNING id`,
+    [PETS, categoryId],
+  );
+  await t.db.dataSource.query(`INSERT INTO inventory_items (pet_id, quantity, status) SELECT id, 10, 'available' FROM pets`);
+  await t.db.dataSource.query('ANALYZE pets');
+  petIds = rows.map((row) => row.id);
+}, 60_000);
+afterAll(() => t.close());
+
+/** Another client reading one pet at a time until `until`, after `delayMs`. */
+async function victim(until: number, delayMs = 0): Promise<{ latencies: number[]; statuses: number[] }> {
+  const latencies: number[] = [];
+  const statuses: number[] = [];
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  for (let i = 0; performance.now() < until; i += 1) {
+    const started = performance.now();
+    const response = await request(t.url)
+      .post('/graphql')
+      .set('X-API-Key', t.adminKey)
+      .send({ query: `{ pet(id: "${petIds[(i * 7919) % petIds.length]}") { id name } }` });
+    latencies.push(performance.now() - started);
+    statuses.push(response.status);
+  }
+  return { latencies, statuses };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+
+it('refuses issue 12’s original query (500 aliases) with 400 QUERY_TOO_COMPLEX', async () => {
+  const response = await request(t.url).post('/graphql').send({ query: attack(500) });
+  expect(response.status).toBe(400);
+  expect(response.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+});
+
+// The original last: once its refusals spend the quota the address is banned.
+it.each([
+  [`the costliest admitted attack (${MOST_ALIASES} aliases)`, MOST_ALIASES],
+  ['issue 12’s original query (500 aliases, refused)', 500],
+])(`adds under ${P99_BOUND_MS} ms to another client's pet(id) p99, with no 503, while an anonymous client keeps ${IN_FLIGHT} of %s in flight`, async (_name, aliases) => {
+  const query = attack(aliases);
+  const attackStatuses: number[] = [];
+  const attacker = async (until: number) => {
+    while (performance.now() < until) {
+      const response = await request(t.url).post('/graphql').send({ query });
+      attackStatuses.push(response.status);
+      // Refused: pause a little before sending again. The attacker shares this process's one
+      // thread with the server and the victim; spinning on instant refusals would measure that.
+      if (response.status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  // The victim alone and under attack in turns, so that both see the same machine.
+  const victimAlone = { latencies: [] as number[], statuses: [] as number[] };
+  const victimLatencies: number[] = [];
+  const victimStatuses: number[] = [];
+  for (let turn = 0; turn < SECONDS; turn += 1) {
+    const alone = await victim(performance.now() + 500);
+    victimAlone.latencies.push(...alone.latencies);
+    victimAlone.statuses.push(...alone.statuses);
+    // The attack starts first; the victim follows 100 ms later.
+    const until = performance.now() + 1000;
+    const [underAttack] = await Promise.all([victim(until, 100), ...Array.from({ length: IN_FLIGHT }, () => attacker(until))]);
+    victimLatencies.push(...underAttack.latencies);
+    victimStatuses.push(...underAttack.statuses);
+  }
+
+  const sorted = [...victimLatencies].sort((a, b) => a - b);
+  const alone = percentile([...victimAlone.latencies].sort((a, b) => a - b), 99);
+  const served = attackStatuses.filter((status) => status === 200).length;
+  const byStatus = [...new Set(attackStatuses)].sort().map((status) => `${status}×${attackStatuses.filter((s) => s === status).length}`);
+  console.log(
+    `${PETS} pets, ${aliases}-alias attack at ${IN_FLIGHT} in flight for ${SECONDS} s: attack answered ${byStatus.join(', ')}; ` +
+      `victim alone p99 ${alone.toFixed(1)} ms; under attack ${sorted.length} requests, p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
+      `${[...victimStatuses, ...attackStatuses].filter((status) => status === 503).length} × 503`,
+  );
+  if (aliases === MOST_ALIASES) expect(served).toBeGreaterThan(0);
+  else expect(served).toBe(0);
+  expect(victimStatuses.every((status) => status === 200)).toBe(true);
+  expect(attackStatuses.filter((status) => status === 503)).toEqual([]);
+  expect(victimAlone.statuses.every((status) => status === 200)).toBe(true);
+  expect(percentile(sorted, 99) - alone).toBeLessThan(P99_BOUND_MS);
+}, 30_000);

@@ -1,0 +1,268 @@
+import type { Client } from 'graphql-ws';
+import request from 'supertest';
+import WebSocket from 'ws';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { createApiKey, createCategory, createPet, setStock, stockedPet } from '../helpers/builders';
+import { gql } from '../helpers/gql';
+import { activeSubscriptions, caughtUp, eventually, liveClient, subscribe, subscribed, wsUrl } from '../helpers/live';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const PROTOCOL = 'graphql-transport-ws';
+
+interface RawSocket {
+  socket: WebSocket;
+  messages: any[];
+  closed: Promise<{ code: number; reason: string }>;
+  send(message: unknown): void;
+  /** The next message from the server; rejects after 3 s. */
+  next(): Promise<any>;
+}
+
+/** A bare socket speaking the protocol by hand, to send what a well-behaved client never would. */
+async function raw(options: { protocol?: string | null; headers?: Record<string, string> } = {}): Promise<RawSocket> {
+  const protocols = options.protocol === null ? [] : [options.protocol ?? PROTOCOL];
+  const socket = new WebSocket(wsUrl(t), protocols, { headers: options.headers });
+  const messages: any[] = [];
+  let waiting: ((message: any) => void) | undefined;
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    if (waiting) {
+      waiting(message);
+      waiting = undefined;
+    } else {
+      messages.push(message);
+    }
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  return {
+    socket,
+    messages,
+    closed,
+    send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
+    next: () =>
+      messages.length > 0
+        ? Promise.resolve(messages.shift())
+        : new Promise((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error('no message within 3 s')), 3_000);
+            waiting = (message) => {
+              clearTimeout(timer);
+              resolve(message);
+            };
+          }),
+  };
+}
+
+/** A socket past connection_init, with an optional key in its payload. */
+async function acknowledged(key?: string): Promise<RawSocket> {
+  const socket = await raw();
+  socket.send({ type: 'connection_init', payload: key ? { 'X-API-Key': key } : {} });
+  expect(await socket.next()).toEqual({ type: 'connection_ack' });
+  return socket;
+}
+
+/** The gateway still serves HTTP and subscriptions after whatever a test threw at it. */
+async function stillServing(): Promise<void> {
+  await eventually(async () => (await activeSubscriptions(t)) === 0);
+  expect((await gql(t.url, '{ pets(first: 1) { totalCount } }')).status).toBe(200);
+  const petId = await stockedPet(t, 1);
+  await caughtUp(t);
+  const client: Client = liveClient(t);
+  try {
+    const feed = subscribe(client, 'subscription($p: [ID!]) { inventoryChanged(petIds: $p) { quantity } }', { p: [petId] });
+    await subscribed(t, 1);
+    await setStock(t, petId, 3);
+    await feed.until(1);
+    expect(feed.events[0].data?.inventoryChanged.quantity).toBe(3);
+  } finally {
+    await client.dispose();
+  }
+}
+
+describe('socket refusals by protocol close codes', () => {
+  it.each([
+    ['a message that is not JSON', '{"type": "connection_init"', 4400],
+    ['an unknown message type', { type: 'shout', payload: {} }, 4400],
+    ['a subscribe without an id', { type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } }, 4400],
+  ])('closes on %s with %p', async (_name, message, code) => {
+    const socket = await acknowledged();
+    socket.send(message);
+    expect((await socket.closed).code).toBe(code);
+    await stillServing();
+  });
+
+  it('closes 4401 on a subscribe before connection_init', async () => {
+    const socket = await raw();
+    socket.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } });
+    expect(await socket.closed).toEqual({ code: 4401, reason: 'Unauthorized' });
+  });
+
+  it('closes 4408 when connection_init does not come within 3 s', async () => {
+    const socket = await raw();
+    const started = Date.now();
+    expect((await socket.closed).code).toBe(4408);
+    expect(Date.now() - started).toBeLessThan(4_500);
+    await stillServing();
+  });
+
+  it('closes 1009 on a message over 100 KiB', async () => {
+    const socket = await acknowledged();
+    socket.send({ id: '1', type: 'subscribe', payload: { query: `subscription { petChanged { id } } # ${'x'.repeat(110_000)}` } });
+    expect((await socket.closed).code).toBe(1009);
+    await stillServing();
+  });
+
+  it('closes 4406 when the client asks for no subprotocol, and offers none but graphql-transport-ws', async () => {
+    const socket = await raw({ protocol: null });
+    expect((await socket.closed).code).toBe(4406);
+    await expect(raw({ protocol: 'graphql-ws' })).rejects.toThrow('Server sent no subprotocol');
+  });
+
+  it('closes 4403 with the code as reason for an invalid key, in connection_init or the upgrade header', async () => {
+    const socket = await raw();
+    socket.send({ type: 'connection_init', payload: { 'X-API-Key': 'psk_not_a_real_key_000000000000000000000' } });
+    expect(await socket.closed).toEqual({ code: 4403, reason: 'INVALID_API_KEY' });
+    const byHeader = await raw({ headers: { 'X-API-Key': 'psk_not_a_real_key_000000000000000000000' } });
+    byHeader.send({ type: 'connection_init' });
+    expect(await byHeader.closed).toEqual({ code: 4403, reason: 'INVALID_API_KEY' });
+  });
+
+  it('takes the key from the upgrade header', async () => {
+    const { key } = await createApiKey(t, { plan: 'PRO' });
+    const socket = await raw({ headers: { 'X-API-Key': key } });
+    socket.send({ type: 'connection_init' });
+    expect(await socket.next()).toEqual({ type: 'connection_ack' });
+    socket.send({ id: 'o', type: 'subscribe', payload: { query: 'subscription { orderChanged { id } }' } });
+    await subscribed(t, 1);
+    socket.socket.close();
+  });
+
+  it('disconnects a key revoked while connected within 10 s', async () => {
+    const { key, id } = await createApiKey(t, { plan: 'PRO' });
+    const socket = await acknowledged(key);
+    await gql(t.url, `mutation { revokeApiKey(id: "${id}") { id } }`, undefined, { key: t.adminKey });
+    const started = Date.now();
+    expect(await socket.closed).toEqual({ code: 4403, reason: 'INVALID_API_KEY' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 15_000);
+});
+
+describe('subscribe refusals by error messages, the socket staying open', () => {
+  it.each([
+    ['a query sent as subscribe', '{ pets(first: 1) { totalCount } }', 'BAD_REQUEST'],
+    ['a mutation sent as subscribe', 'mutation { deletePet(id: "1") }', 'BAD_REQUEST'],
+    ['a document that does not parse', 'subscription {', 'GRAPHQL_PARSE_FAILED'],
+    ['an unknown field', 'subscription { stockTicker { id } }', 'GRAPHQL_VALIDATION_FAILED'],
+    ['two root fields', 'subscription { petChanged { id } inventoryChanged { petId } }', 'GRAPHQL_VALIDATION_FAILED'],
+    [
+      'a document deeper than 10',
+      'subscription { petChanged { pet { category { pets { nodes { category { pets { nodes { category { pets { nodes { id } } } } } } } } } } } }',
+      'QUERY_TOO_COMPLEX',
+    ],
+    ['a document costlier than the limit', 'subscription { petChanged { pet { category { pets(first: 100) { nodes { category { pets(first: 100) { nodes { id } } } } } } } } }', 'QUERY_TOO_COMPLEX'],
+  ])('refuses %s', async (_name, query, code) => {
+    const socket = await acknowledged();
+    socket.send({ id: 'x', type: 'subscribe', payload: { query } });
+    const refusal = await socket.next();
+    expect(refusal).toEqual({ id: 'x', type: 'error', payload: [expect.objectContaining({ extensions: expect.objectContaining({ code }) })] });
+    expect(socket.socket.readyState).toBe(WebSocket.OPEN);
+    socket.send({ type: 'ping' });
+    expect(await socket.next()).toEqual({ type: 'pong' });
+    socket.socket.close();
+  });
+
+  it('refuses a second subscribe with an id in use by closing 4409', async () => {
+    const socket = await acknowledged();
+    socket.send({ id: 'same', type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } });
+    socket.send({ id: 'same', type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } });
+    expect((await socket.closed).code).toBe(4409);
+    await stillServing();
+  });
+});
+
+describe('the upgrade', () => {
+  it('is served on /graphql only', async () => {
+    const response = await request(t.url)
+      .get('/elsewhere')
+      .set('Connection', 'Upgrade')
+      .set('Upgrade', 'websocket')
+      .set('Sec-WebSocket-Version', '13')
+      .set('Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
+  });
+
+  it("accepts the browser origins CORS allows (Apollo Sandbox's) and the gateway's own, and refuses others with 403", async () => {
+    const sandbox = await raw({ headers: { Origin: 'https://studio.apollographql.com' } });
+    sandbox.send({ type: 'connection_init' });
+    expect(await sandbox.next()).toEqual({ type: 'connection_ack' });
+    sandbox.socket.close();
+    const landingPage = await raw({ headers: { Origin: t.url } });
+    landingPage.send({ type: 'connection_init' });
+    expect(await landingPage.next()).toEqual({ type: 'connection_ack' });
+    landingPage.socket.close();
+    await expect(raw({ headers: { Origin: 'https://evil.example' } })).rejects.toThrow('Unexpected server response: 403');
+  });
+
+  it('counts nothing: connecting leaves the windows as they were', async () => {
+    const { key } = await createApiKey(t, { plan: 'FREE' });
+    const before = await gql(t.url, '{ rateLimit { remaining } }', undefined, { key });
+    const sockets = await Promise.all([acknowledged(key), acknowledged(key), acknowledged(key)]);
+    const after = await gql(t.url, '{ rateLimit { remaining } }', undefined, { key });
+    expect(after.data?.rateLimit.remaining).toBe(before.data?.rateLimit.remaining - 1);
+    sockets.forEach((socket) => socket.socket.close());
+  });
+});
+
+describe('metrics', () => {
+  it('counts open sockets, active subscriptions by operation, and events published and delivered', async () => {
+    const petId = await stockedPet(t, 1);
+    await caughtUp(t);
+    const client = liveClient(t);
+    const feed = subscribe(client, 'subscription($p: [ID!]) { inventoryChanged(petIds: $p) { quantity } }', { p: [petId] });
+    await subscribed(t, 1);
+    await setStock(t, petId, 2);
+    await feed.until(1);
+    const text = (await request(t.url).get('/metrics')).text;
+    expect(text).toMatch(/^petstore_live_sockets [1-9]/m);
+    expect(text).toMatch(/^petstore_live_subscriptions\{operation="inventoryChanged"\} 1$/m);
+    expect(text).toMatch(/^petstore_live_events_published_total\{type="stock"\} [1-9]/m);
+    expect(text).toMatch(/^petstore_live_events_delivered_total\{operation="inventoryChanged"\} [1-9]/m);
+    expect(text).toMatch(/^# HELP petstore_live_events_dropped_total /m);
+    await client.dispose();
+  });
+});
+
+describe('a client that stops reading', () => {
+  it('has its socket closed with 1013 once over 1 MiB waits unsent, the drops counted', async () => {
+    const category = await createCategory(t, 'Crowded');
+    for (let i = 0; i < 100; i++) await createPet(t, category, `${'a long name to fill the socket quickly '.slice(0, 38)} ${i}`);
+    const petId = await createPet(t, category, 'Moving');
+    const socket = await acknowledged(t.adminKey);
+    const query = `subscription { petChanged(ids: ["${petId}"]) { pet { category { pets(first: 100) { nodes { name } } } } } }`;
+    for (let id = 0; id < 500; id++) socket.send({ id: String(id), type: 'subscribe', payload: { query } });
+    await subscribed(t, 500);
+    // The client reads no more: what the server sends piles up in the kernel, then in ws.
+    socket.socket.pause();
+    const dropped = async () => /petstore_live_events_dropped_total\{operation="petChanged"\} [1-9]/.test((await request(t.url).get('/metrics')).text);
+    for (let i = 0; i < 30 && !(await dropped()); i++) {
+      await gql(t.url, `mutation { updatePet(id: "${petId}", input: { name: "Moving ${i}" }) { id } }`, undefined, { key: t.adminKey });
+    }
+    await eventually(dropped, 10_000);
+    // Reading again, the client gets what was queued, then the close frame.
+    socket.socket.resume();
+    expect((await socket.closed).code).toBe(1013);
+    await eventually(async () => (await activeSubscriptions(t)) === 0);
+    await stillServing();
+  }, 45_000);
+});

@@ -1,0 +1,118 @@
+import type { Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import request from 'supertest';
+import { createHttpServer } from '../../src/http/http-server';
+import { startTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+/** Writes raw bytes and collects the answer until the server closes the connection. */
+function exchange(url: string, bytes: string, endAfterMs = 1_000): Promise<{ head: string; body: string; closedAfterMs: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const split = text.indexOf('\r\n\r\n');
+      resolve({ head: text.slice(0, split), body: text.slice(split + 4), closedAfterMs: Date.now() - started });
+    });
+    socket.write(bytes);
+    if (endAfterMs > 0) setTimeout(() => socket.end(), endAfterMs);
+  });
+}
+
+describe('requests Node would answer with an empty body', () => {
+  it('refuses an HTTP/1.1 request without Host with the Error object and rate-limit headers', async () => {
+    const { head, body } = await exchange(t.url, 'GET /openapi.json HTTP/1.1\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/^X-RateLimit-Remaining: \d+$/im);
+    expect(head).toMatch(/^RateLimit-Policy: /im);
+    expect(JSON.parse(body)).toEqual({ code: 'BAD_REQUEST', message: 'An HTTP/1.1 request needs a Host header', status: 400 });
+  });
+
+  it('refuses an expectation other than 100-continue with the Error object and rate-limit headers', async () => {
+    const { head, body } = await exchange(t.url, 'GET /openapi.json HTTP/1.1\r\nHost: localhost\r\nExpect: 999-foo\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/^X-RateLimit-Limit: 60$/im);
+    expect(JSON.parse(body)).toEqual({ code: 'BAD_REQUEST', message: 'Expect: only 100-continue is supported, got "999-foo"', status: 400 });
+  });
+
+  it('still serves HTTP/1.0 without Host and Expect: 100-continue', async () => {
+    const old = await exchange(t.url, 'GET /openapi.json HTTP/1.0\r\n\r\n', 0);
+    expect(old.head).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.stringify({ query: '{ pets(first: 1) { totalCount } }' });
+    const continued = await exchange(
+      t.url,
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(continued.head).toBe('HTTP/1.1 100 Continue');
+    expect(continued.body).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
+describe('methods', () => {
+  it.each([
+    ['POST', '/healthz'],
+    ['PUT', '/readyz'],
+    ['DELETE', '/metrics'],
+    ['PATCH', '/healthz'],
+  ])('answers %s %s with 405 and Allow: GET, HEAD', async (method, path) => {
+    const response = await request(t.url)[method.toLowerCase() as 'post'](path);
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+    expect(response.body).toMatchObject({ code: 'METHOD_NOT_ALLOWED', status: 405 });
+  });
+
+  it('serves HEAD on /healthz, /readyz and /metrics like GET, without a body', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const response = await request(t.url).head(path);
+      expect(response.status).toBe(200);
+      expect(response.text).toBeUndefined();
+    }
+  });
+
+  it('refuses HEAD on /graphql with 405 and Allow: GET, POST: it would run the query and throw the answer away', async () => {
+    const response = await request(t.url).head('/graphql?query=%7B__typename%7D');
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, POST');
+    expect(response.headers).toHaveProperty('x-ratelimit-remaining');
+  });
+});
+
+describe('slow clients', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createHttpServer(t.app.express, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('cuts headers that take longer than the headers timeout within a second of it', async () => {
+    const { head, closedAfterMs } = await exchange(url, 'GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n', 0);
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(900);
+    expect(closedAfterMs).toBeLessThan(2_800);
+  });
+
+  it('cuts a body that takes longer than the request timeout within a second of it', async () => {
+    const { head, closedAfterMs } = await exchange(
+      url,
+      'POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":',
+      0,
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(1_900);
+    expect(closedAfterMs).toBeLessThan(3_800);
+  });
+});

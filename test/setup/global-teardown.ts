@@ -1,0 +1,3 @@
+import { dropTemplate } from './database-template';
+
+export default dropTemplate;

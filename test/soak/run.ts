@@ -1,0 +1,331 @@
+import 'reflect-metadata';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { generateApiKey } from '../../src/auth/key-secret';
+import { freePort, redisServer } from '../helpers/redis-server';
+import { documented, Recorder, runLoad } from './clients';
+import { loadBalancer } from './load-balancer';
+
+/**
+ * npm run soak: three gateway instances behind a load balancer, on one PostgreSQL and one Redis,
+ * under mixed load for about five minutes while Redis restarts, PostgreSQL restarts and an
+ * instance is killed and started again; then the invariants of the scale-out issue are checked
+ * and a summary printed. Loopback only. Exits 1 when an invariant fails.
+ *
+ *   --duration=SECONDS    default 300
+ *   --redis-url=URL       use that Redis (its outage is then a CLIENT PAUSE) instead of a
+ *                         redis-server of the soak's own on a free port
+ *   --faults=LIST         default redis,postgres,instance; postgres restarts the machine's
+ *                         cluster with pg_ctlcluster, so leave it out on a shared machine
+ *   DATABASE_URL          the PostgreSQL server, default postgres://postgres@127.0.0.1:5432/postgres;
+ *                         the soak creates a database of its own there and drops it at the end
+ */
+
+const INSTANCES = 3;
+const FREE_PER_MINUTE = 60;
+
+interface Fault {
+  name: string;
+  startedAt: number;
+  /** When the fault was over: Redis or PostgreSQL running again, the instance started again. */
+  endedAt?: number;
+  /** When every instance answered /readyz as before the fault. */
+  recoveredAt?: number;
+  /** Responses from `startedAt` up to here may be 503 (PostgreSQL only). */
+  graceUntil?: number;
+}
+
+function flag(name: string): string | undefined {
+  return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+async function main(): Promise<void> {
+  const duration = Number(flag('duration') ?? 300) * 1000;
+  const faults = (flag('faults') ?? 'redis,postgres,instance').split(',');
+  const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const run = randomBytes(4).toString('hex');
+  const logDir = mkdtempSync(join(tmpdir(), 'petstore-soak-'));
+
+  // Redis: the soak's own, unless told otherwise.
+  const ownRedis = flag('redis-url') ? undefined : await redisServer();
+  await ownRedis?.start();
+  const redisUrl = flag('redis-url') ?? (ownRedis?.url as string);
+
+  // PostgreSQL: a database of the soak's own on the machine's server.
+  const database = `soak_${run}`;
+  await admin(serverUrl, `CREATE DATABASE ${database}`);
+  const databaseUrl = withDatabase(serverUrl, database);
+
+  const adminKey = generateApiKey();
+  const ports = await Promise.all(Array.from({ length: INSTANCES }, () => freePort()));
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `soak-${run}`,
+    ADMIN_API_KEY: adminKey,
+    DATABASE_POOL_SIZE: '5',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+  };
+  const children: (ChildProcess | undefined)[] = [];
+  const startInstance = async (i: number) => {
+    const child = spawn(process.execPath, ['--enable-source-maps', 'dist/src/main.js'], {
+      env: { ...env, PORT: String(ports[i]) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const log = createWriteStream(join(logDir, `instance-${i}.log`), { flags: 'a' });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    children[i] = child;
+    await until(async () => (await readiness(ports[i]))?.status === 200, 30_000, `instance ${i} to be ready`);
+  };
+
+  const lb = await loadBalancer(() => ports);
+  const recorder = new Recorder();
+  const injected: Fault[] = [];
+  let failed = false;
+  try {
+    await startInstance(0); // migrates the database
+    await Promise.all([1, 2].map(startInstance));
+
+    const fixture = await seed(lb.url, adminKey);
+    const started = Date.now();
+    let stopping = false;
+    const load = runLoad({ url: lb.url, recorder, stop: () => stopping, ...fixture });
+
+    const allReady = (check: (body: Record<string, unknown>) => boolean) =>
+      until(async () => (await Promise.all(ports.map(readiness))).every((r) => r?.status === 200 && check(r.body)), 60_000, 'every instance ready');
+    const at = async (share: number) => {
+      const wait = started + share * duration - Date.now();
+      if (wait > 0) await sleep(wait);
+    };
+
+    if (faults.includes('redis')) {
+      await at(0.15);
+      const fault: Fault = { name: ownRedis ? 'Redis killed, restarted after 10 s' : 'Redis paused 10 s (CLIENT PAUSE)', startedAt: Date.now() };
+      injected.push(fault);
+      if (ownRedis) {
+        await ownRedis.kill();
+        await sleep(10_000);
+        await ownRedis.start();
+      } else {
+        const client = new Redis(redisUrl);
+        await client.call('CLIENT', 'PAUSE', '10000', 'ALL');
+        client.disconnect();
+        await sleep(10_000);
+      }
+      fault.endedAt = Date.now();
+      await allReady((body) => body.redis === 'ok');
+      fault.recoveredAt = Date.now();
+    }
+    if (faults.includes('postgres')) {
+      await at(0.4);
+      const fault: Fault = { name: 'PostgreSQL restarted (pg_ctlcluster restart)', startedAt: Date.now() };
+      injected.push(fault);
+      const version = readdirSync('/etc/postgresql')[0];
+      execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { stdio: 'ignore' });
+      fault.endedAt = Date.now();
+      await allReady(() => true);
+      fault.recoveredAt = Date.now();
+      fault.graceUntil = fault.recoveredAt + 2_000;
+    }
+    if (faults.includes('instance')) {
+      await at(0.65);
+      const fault: Fault = { name: 'instance 2 killed (SIGKILL), started again after 5 s', startedAt: Date.now() };
+      injected.push(fault);
+      children[1]?.kill('SIGKILL');
+      await sleep(5_000);
+      fault.endedAt = Date.now();
+      await startInstance(1);
+      fault.recoveredAt = Date.now();
+    }
+
+    await at(1);
+    stopping = true;
+    await load;
+    const finalReady = await Promise.all(ports.map(readiness));
+    failed = !(await report(databaseUrl, recorder, injected, finalReady, lb.retried, Date.now() - started));
+  } finally {
+    await lb.close();
+    for (const child of children) child?.kill('SIGTERM');
+    await sleep(1_000);
+    await admin(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+    await ownRedis?.kill();
+    console.log(`instance logs: ${logDir}`);
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+/** Keys, a category and eight stocked pets, created through the API as an operator would. */
+async function seed(url: string, adminKey: string) {
+  const call = async (query: string, variables?: Record<string, unknown>) => {
+    const response = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': adminKey },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: Record<string, Record<string, string>>; errors?: unknown };
+    if (!body.data || body.errors) throw new Error(`expected the seed to succeed, got ${JSON.stringify(body)}`);
+    return body.data;
+  };
+  const key = async (plan: string) =>
+    (await call('mutation($p: Plan!) { createApiKey(input: { name: "soak", plan: $p }) { key } }', { p: plan })).createApiKey.key;
+  const categoryId = (await call('mutation { createCategory(input: { name: "Soak" }) { id } }')).createCategory.id;
+  const petIds: string[] = [];
+  for (let i = 0; i < 8; i += 1) {
+    const petId = (await call('mutation($c: ID!, $n: String!) { createPet(input: { name: $n, categoryId: $c }) { id } }', { c: categoryId, n: `Soak ${i}` })).createPet.id;
+    await call('mutation($p: ID!) { updateInventory(petId: $p, input: { quantity: 200 }) { quantity } }', { p: petId });
+    petIds.push(petId);
+  }
+  return {
+    petIds,
+    readerKeys: [await key('BUSINESS'), await key('BUSINESS')],
+    orderKeys: [await key('PRO'), await key('PRO'), await key('PRO'), await key('PRO'), await key('PRO'), await key('PRO')],
+    limitedKeys: [await key('FREE'), await key('FREE'), await key('FREE')],
+  };
+}
+
+/** Checks the invariants, prints the summary; true when all hold. */
+async function report(
+  databaseUrl: string,
+  recorder: Recorder,
+  faults: Fault[],
+  finalReady: ({ status: number } | undefined)[],
+  retried: number,
+  elapsed: number,
+): Promise<boolean> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  const stock = await db.query<{ pet_id: string; quantity: number; taken: string }>(
+    `SELECT i.pet_id, i.quantity, COALESCE((SELECT SUM(o.quantity) FROM orders o WHERE o.pet_id = i.pet_id), 0) AS taken FROM inventory_items i`,
+  );
+  const stored = await db.query<{ id: string; pet_id: string; quantity: number }>('SELECT id, pet_id, quantity FROM orders');
+  const unkeyed = await db.query<{ n: string }>(
+    'SELECT COUNT(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.order_id = o.id)',
+  );
+  const shared = await db.query<{ n: string }>('SELECT COUNT(*) AS n FROM (SELECT order_id FROM idempotency_keys WHERE order_id IS NOT NULL GROUP BY order_id HAVING COUNT(*) > 1) d');
+  await db.end();
+
+  const byId = new Map(stored.rows.map((row) => [String(row.id), row]));
+  const missing = [...recorder.orders.values()].filter((told) => {
+    const row = byId.get(told.id);
+    return !row || String(row.pet_id) !== told.petId || row.quantity !== told.quantity;
+  });
+
+  const redisFault = faults.find((fault) => fault.name.startsWith('Redis'));
+  const pgFault = faults.find((fault) => fault.name.startsWith('PostgreSQL'));
+  // Windows overlapping a Redis outage may admit a quota per instance (docs/contract.md §5).
+  const duringRedisOutage = (reset: number) =>
+    !!redisFault && reset * 1000 > redisFault.startedAt && (reset - 60) * 1000 < (redisFault.recoveredAt ?? Infinity);
+  const windows = new Map<string, number>();
+  for (const admission of recorder.admissions) {
+    const id = `${admission.client}@${admission.windowReset}`;
+    windows.set(id, (windows.get(id) ?? 0) + 1);
+  }
+  const overAdmitted = [...windows].filter(([id, count]) => {
+    const reset = Number(id.split('@')[1]);
+    return count > (duringRedisOutage(reset) ? FREE_PER_MINUTE * INSTANCES : FREE_PER_MINUTE);
+  });
+  const busiest = Math.max(0, ...[...windows].filter(([id]) => !duringRedisOutage(Number(id.split('@')[1]))).map(([, n]) => n));
+
+  const inPgOutage = (at: number) => !!pgFault && at >= pgFault.startedAt && at <= (pgFault.graceUntil ?? Infinity);
+  const undocumented = recorder.exchanges.filter((exchange) => !documented(exchange) || (exchange.status === 503 && !inPgOutage(exchange.at)));
+
+  const statuses = new Map<number, number>();
+  for (const exchange of recorder.exchanges) statuses.set(exchange.status, (statuses.get(exchange.status) ?? 0) + 1);
+
+  const checks: [string, boolean, string][] = [
+    ['stock never below 0', stock.rows.every((row) => row.quantity >= 0), `min ${Math.min(...stock.rows.map((row) => row.quantity))}`],
+    [
+      'stock taken = quantities of stored orders',
+      stock.rows.every((row) => 200 - row.quantity === Number(row.taken)),
+      `${stock.rows.reduce((sum, row) => sum + Number(row.taken), 0)} units in ${stored.rowCount} orders`,
+    ],
+    ['no order the client was told about is missing', missing.length === 0, `${recorder.orders.size} told, ${missing.length} missing`],
+    [
+      'no duplicate order for one idempotency key',
+      recorder.conflicting.length === 0 && Number(unkeyed.rows[0].n) === 0 && Number(shared.rows[0].n) === 0,
+      `${recorder.conflicting.length} keys answered twice differently, ${unkeyed.rows[0].n} orders without a key`,
+    ],
+    [
+      'admitted per minute window ≤ limit (× instances while Redis was down)',
+      overAdmitted.length === 0,
+      `${windows.size} windows, busiest outside outages ${busiest}/${FREE_PER_MINUTE}`,
+    ],
+    [
+      'every response 2xx, a §6 4xx, or 503 during the PostgreSQL outage',
+      undocumented.length === 0 && recorder.noAnswer === 0,
+      `${undocumented.length} others, ${recorder.noAnswer} unanswered${undocumented.length ? `: ${JSON.stringify(undocumented.slice(0, 3))}` : ''}`,
+    ],
+    ['every instance answers /readyz 200 at the end', finalReady.every((r) => r?.status === 200), finalReady.map((r) => r?.status ?? 'none').join(', ')],
+  ];
+
+  console.log(`\nSoak: ${INSTANCES} instances, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${retried} re-sent by the load balancer after an instance failed)\n`);
+  console.log('| status | requests |\n|---|---|');
+  for (const [status, count] of [...statuses].sort(([a], [b]) => a - b)) console.log(`| ${status} | ${count} |`);
+  console.log(`\norders placed: ${stored.rowCount} (told to clients: ${recorder.orders.size})\n`);
+  // Recovery: from the end of the fault until every instance's /readyz was as before it.
+  console.log('| fault | at | lasted | recovered after |\n|---|---|---|---|');
+  const t0 = recorder.exchanges[0]?.at ?? 0;
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  for (const fault of faults) {
+    const ended = fault.endedAt ?? fault.startedAt;
+    const recovery = fault.recoveredAt ? seconds(fault.recoveredAt - ended) : 'never';
+    console.log(`| ${fault.name} | ${seconds(fault.startedAt - t0)} | ${seconds(ended - fault.startedAt)} | ${recovery} |`);
+  }
+  console.log('\n| invariant | holds | detail |\n|---|---|---|');
+  for (const [name, holds, detail] of checks) console.log(`| ${name} | ${holds ? 'yes' : 'NO'} | ${detail} |`);
+  return checks.every(([, holds]) => holds);
+}
+
+async function readiness(port: number): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3_000) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}
+
+async function until(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`expected ${what} within ${withinMs} ms`);
+    await sleep(100);
+  }
+}
+
+function withDatabase(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin(serverUrl: string, sql: string): Promise<void> {
+  // After a restart the server may take a moment to accept connections again.
+  for (let attempt = 0; ; attempt += 1) {
+    const client = new Client({ connectionString: serverUrl });
+    try {
+      await client.connect();
+      await client.query(sql);
+      return;
+    } catch (error) {
+      if (attempt >= 20) throw error;
+      await sleep(500);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
