@@ -5,8 +5,8 @@ import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
 import type { Caller } from './auth/caller';
 import { concurrencyOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
-import { createServices, type Services } from './context';
-import { budgetStatements, IdentitySlots, StatementBudget, withStatementBudget } from './db/statement-budget';
+import { createServices, type Services, servicesOver } from './context';
+import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
 import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
@@ -122,13 +122,13 @@ export async function createApp({
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
   // Each request's statements are counted, and each identity's run a few at a time (docs/contract.md §5).
-  budgetStatements(dataSource);
   const statementSlots = new IdentitySlots();
   app.use((req, _res, next) => {
     const caller = req.caller ?? { kind: 'anonymous', address: 'unknown' };
     const identity = req.rateLimitIdentity ?? identityOf(caller);
     const size = statementsAtOnceOfCaller(caller);
-    withStatementBudget(new StatementBudget(() => statementSlots.of(identity, size)), next);
+    req.services = servicesOver(services, budgetedView(dataSource, new StatementBudget(() => statementSlots.of(identity, size))));
+    next();
   });
   app.use('/graphql', graphqlRoute(apollo, services));
   app.use(restRoutes(services, config));

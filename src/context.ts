@@ -43,6 +43,25 @@ export function createServices(
   };
 }
 
+/** The same services, their statements going through `db`: one request's view of the data source. */
+export function servicesOver(services: Services, db: DataSource): Services {
+  return {
+    ...services,
+    pets: services.pets.over(db),
+    categories: services.categories.over(db),
+    inventory: services.inventory.over(db),
+    orders: services.orders.over(db),
+    apiKeys: services.apiKeys.over(db),
+  };
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The services as this request uses them: its statements counted (db/statement-budget.ts). */
+    services?: Services;
+  }
+}
+
 export type Loaders = CatalogueLoaders & StoreLoaders;
 
 /**

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
+import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
 import { ADMIN_KEY_QUOTA, Plan } from './plans';
@@ -25,15 +26,13 @@ const toAuthenticated = (row: ApiKey): AuthenticatedKey => ({ id: row.id, role: 
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_SIZE = 10_000;
 
-export class ApiKeyService {
+export class ApiKeyService extends DatabaseService {
   /** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
   private readonly cache: LRUCache<string, { key: AuthenticatedKey | null }>;
 
   /** `clock` stands in for the cache's timer in tests. */
-  constructor(
-    private readonly db: DataSource,
-    clock?: () => number,
-  ) {
+  constructor(db: DataSource, clock?: () => number) {
+    super(db);
     // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
     this.cache = new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, perf: clock && { now: clock } });
   }

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../errors';
@@ -99,48 +98,36 @@ export class StatementBudget {
   }
 }
 
-const budgets = new AsyncLocalStorage<StatementBudget>();
-
-/** Runs `action` (and everything it starts) under `budget`. */
-export function withStatementBudget<T>(budget: StatementBudget, action: () => T): T {
-  return budgets.run(budget, action);
-}
-
 type ConnectCallback = (error: Error | undefined, client?: PoolClient, release?: PoolClient['release']) => void;
-const budgeted = new WeakSet<Pool>();
 
 /**
- * Makes every checkout of the DataSource's pool (TypeORM's and the prepared statements') take
- * from the budget of the request it runs for. Checkouts outside any request pass as before.
+ * The data source as one request sees it: every checkout of a pool connection (TypeORM's
+ * queries and transactions, the prepared statements) first takes from `budget`. Passed down
+ * explicitly, through the request's services, rather than found in async context: on Node 20
+ * an AsyncLocalStorage hooks every promise of the process, and costs every request far more
+ * than the budget does.
  */
-export function budgetStatements(dataSource: DataSource): void {
+export function budgetedView(dataSource: DataSource, budget: StatementBudget): DataSource {
   const pool = poolOf(dataSource);
-  if (budgeted.has(pool)) return;
-  budgeted.add(pool);
-  // Without a callback, pg's connect() returns a promise.
-  const original = pool.connect.bind(pool) as (callback?: ConnectCallback) => unknown;
-  const connect = original as (callback: ConnectCallback) => void;
-  const checkout = async (budget: StatementBudget): Promise<PoolClient> => {
+  const checkout = async (): Promise<PoolClient> => {
     const free = await budget.acquire();
-    return new Promise((resolve, reject) =>
-      connect((error, client, release) => {
-        if (error || !client || !release) {
-          free();
-          reject(error ?? new Error('expected a pool client, got none'));
-          return;
-        }
-        client.release = (releaseError?: Error | boolean) => {
-          free();
-          return release(releaseError);
-        };
-        resolve(client);
-      }),
-    );
+    try {
+      const client = await pool.connect();
+      const release = client.release.bind(client);
+      client.release = (error?: Error | boolean) => {
+        client.release = release;
+        free();
+        return release(error);
+      };
+      return client;
+    } catch (error) {
+      free();
+      throw error;
+    }
   };
-  (pool as { connect: unknown }).connect = (callback?: ConnectCallback) => {
-    const budget = budgets.getStore();
-    if (!budget) return original(callback);
-    const client = checkout(budget);
+  // pg's Pool.query and TypeORM's driver both check out through `connect`, with a callback or without.
+  const connect = (callback?: ConnectCallback) => {
+    const client = checkout();
     if (!callback) return client;
     client.then(
       (checkedOut) => callback(undefined, checkedOut, checkedOut.release),
@@ -148,4 +135,10 @@ export function budgetStatements(dataSource: DataSource): void {
     );
     return undefined;
   };
+  const master: Pool = Object.create(pool, { connect: { value: connect } });
+  const driver = Object.create(dataSource.driver, { master: { value: master } });
+  const view: DataSource = Object.create(dataSource, { driver: { value: driver } });
+  // The view's repositories and transactions must reach its driver, not the data source's.
+  Object.defineProperty(view, 'manager', { value: view.createEntityManager() });
+  return view;
 }

@@ -54,7 +54,7 @@ export function graphqlRoute(apollo: ApolloServer<Context>, services: Services):
     refuseDeepNesting,
     expressMiddleware(apollo, {
       context: async ({ req }) =>
-        createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, services, req.rateLimit),
+        createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, req.services ?? services, req.rateLimit),
     }),
   );
 }

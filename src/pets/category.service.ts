@@ -1,4 +1,5 @@
-import { DataSource, In } from 'typeorm';
+import { In } from 'typeorm';
+import { DatabaseService } from '../sql/database-service';
 import type { Page, PageRequest } from '../common/page';
 import { deleteUnreferenced, keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
@@ -8,8 +9,7 @@ import type { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
 /** Descriptions are kept trimmed; an empty one is no description. */
 const cleanDescription = (text: string | null | undefined) => text?.trim() || null;
 
-export class CategoryService {
-  constructor(private readonly db: DataSource) {}
+export class CategoryService extends DatabaseService {
 
   private get categories() {
     return this.db.getRepository(Category);

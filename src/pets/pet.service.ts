@@ -1,6 +1,6 @@
-import { DataSource } from 'typeorm';
 import { Page, PageRequest, toPage } from '../common/page';
 import { isForeignKeyViolation } from '../sql/pg-errors';
+import { DatabaseService } from '../sql/database-service';
 import { PreparedStatements } from '../sql/prepared';
 import { deleteUnreferenced } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
@@ -11,11 +11,9 @@ import type { NewPetInput, PetUpdateInput } from './pet.inputs';
 import { type PetFilter, type PetRelations, type PetRow, petFromRow, petsByIds, petsCount, petsOfCategoriesPage, petsPage } from './pet.queries';
 import { PetStatus } from './pet-status';
 
-export class PetService {
-  private readonly prepared: PreparedStatements;
-
-  constructor(private readonly db: DataSource) {
-    this.prepared = new PreparedStatements(db);
+export class PetService extends DatabaseService {
+  private get prepared() {
+    return new PreparedStatements(this.db);
   }
 
   private get pets() {

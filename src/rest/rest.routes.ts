@@ -35,7 +35,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
     .route('/pets/:petId')
     .get(acceptsJson, deprecated('GET /pets/{petId}', PETS_DEPRECATED_AT, config.petsSunset), async (req, res) => {
       const id = parseId(req.params.petId, 'petId');
-      const [pet] = await services.pets.findByIds([id]);
+      const [pet] = await (req.services ?? services).pets.findByIds([id]);
       if (!pet) throw notFound(`Pet ${id}`);
       res.json(restPet(pet));
     })
@@ -48,7 +48,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
       const filter = { complete: booleanParam(req, 'complete'), petId: idParam(req, 'petId') };
       const limit = integerParam(req, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
       const offset = integerParam(req, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
-      const { orders, total } = await services.orders.slice(scope, filter, { limit, offset });
+      const { orders, total } = await (req.services ?? services).orders.slice(scope, filter, { limit, offset });
       res.set('X-Total-Count', String(total)).json(orders.map(restOrder));
     })
     .all(methodNotAllowed('GET, HEAD'));

@@ -1,5 +1,6 @@
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
+import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
 import { notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
@@ -11,8 +12,7 @@ export interface InventoryFilter {
   status?: PetStatus | null;
 }
 
-export class InventoryService {
-  constructor(private readonly db: DataSource) {}
+export class InventoryService extends DatabaseService {
 
   private get items() {
     return this.db.getRepository(InventoryItem);

