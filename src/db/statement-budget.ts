@@ -138,7 +138,9 @@ export function budgetedView(dataSource: DataSource, budget: StatementBudget): D
   const master: Pool = Object.create(pool, { connect: { value: connect } });
   const driver = Object.create(dataSource.driver, { master: { value: master } });
   const view: DataSource = Object.create(dataSource, { driver: { value: driver } });
-  // The view's repositories and transactions must reach its driver, not the data source's.
-  Object.defineProperty(view, 'manager', { value: view.createEntityManager() });
+  // The view's repositories and transactions must reach its driver, not the data source's. Made
+  // on first use: the hot reads go straight to the pool.
+  let manager: DataSource['manager'] | undefined;
+  Object.defineProperty(view, 'manager', { get: () => (manager ??= view.createEntityManager()) });
   return view;
 }
