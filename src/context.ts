@@ -78,17 +78,27 @@ export interface Context extends PetsContext, StoreContext, AuthContext, FieldLi
 }
 
 export function createContext(caller: Caller, services: Services, quota?: Decision): Context {
-  let loaders: Loaders | undefined;
-  return {
-    caller,
-    services,
-    quota,
-    // Made on first use: most requests resolve no relation through a loader.
-    get loaders() {
-      loaders ??= createLoaders(services);
-      return loaders;
-    },
-  };
+  return new RequestContext(caller, services, quota);
+}
+
+/**
+ * The loaders are made on first use: most requests resolve no relation through one. The getter
+ * lives on the prototype because Apollo Server copies the context's own properties into a fresh
+ * object for each operation, which would call an own getter at once.
+ */
+class RequestContext implements Context {
+  private madeLoaders?: Loaders = undefined;
+
+  constructor(
+    readonly caller: Caller,
+    readonly services: Services,
+    readonly quota?: Decision,
+  ) {}
+
+  get loaders(): Loaders {
+    this.madeLoaders ??= createLoaders(this.services);
+    return this.madeLoaders;
+  }
 }
 
 /** A fresh set of loaders: per request, or per live event (shared by that event's subscribers). */
