@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisServer, type RedisServer } from './redis-server';
+import { waitFor } from './wait';
 
 /** A node's failure is noticed after this long; a replica then takes over within a few seconds. */
 const NODE_TIMEOUT_MS = 1_000;
@@ -97,13 +98,6 @@ export async function redisCluster(masters = 3, replicasEach = 1): Promise<Redis
   return cluster;
 }
 
-async function waitFor(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`expected ${what} within ${withinMs} ms`);
-    await sleep(100);
-  }
-}
 
 /** `up` for a synced replica, else its link status or role. */
 async function replicaLink(port: number): Promise<string> {

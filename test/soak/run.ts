@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { freePort, redisServer } from '../helpers/redis-server';
+import { waitFor } from '../helpers/wait';
 import { documented, Recorder, runLoad } from './clients';
 import { loadBalancer } from './load-balancer';
 
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     children[i] = child;
-    await until(async () => (await readiness(ports[i]))?.status === 200, 30_000, `instance ${i} to be ready`);
+    await waitFor(async () => (await readiness(ports[i]))?.status === 200, 30_000, `instance ${i} to be ready`);
   };
 
   const lb = await loadBalancer(() => ports);
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     const load = runLoad({ url: lb.url, recorder, stop: () => stopping, ...fixture });
 
     const allReady = (check: (body: Record<string, unknown>) => boolean) =>
-      until(async () => (await Promise.all(ports.map(readiness))).every((r) => r?.status === 200 && check(r.body)), 60_000, 'every instance ready');
+      waitFor(async () => (await Promise.all(ports.map(readiness))).every((r) => r?.status === 200 && check(r.body)), 60_000, 'every instance ready');
     const at = async (share: number) => {
       const wait = started + share * duration - Date.now();
       if (wait > 0) await sleep(wait);
@@ -294,13 +295,6 @@ async function readiness(port: number): Promise<{ status: number; body: Record<s
   }
 }
 
-async function until(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`expected ${what} within ${withinMs} ms`);
-    await sleep(100);
-  }
-}
 
 function withDatabase(serverUrl: string, name: string): string {
   const url = new URL(serverUrl);
