@@ -26,8 +26,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     const database = await openDatabase({ pgliteDataDir: IN_MEMORY });
     return { ...database, url: dataSourceUrl(database) };
   }
-  const name = `petstore_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const template = process.env[TEMPLATE_DATABASE_ENV];
+  const name = testDatabaseName(template, randomBytes(4).toString('hex'));
   await adminQuery(serverUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = withDatabase(serverUrl, name);
   const database = await openDatabase({ databaseUrl: url, pgliteDataDir: IN_MEMORY });
@@ -84,12 +84,20 @@ export function withDatabase(serverUrl: string, name: string): string {
 }
 
 /** One statement on the server's default database: creating or dropping another. */
-export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+export async function adminQuery<T extends object = object>(serverUrl: string, sql: string, values: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql, values)).rows as T[];
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A test file's database is named after the run's template, so that the run can drop whatever
+ * its files left behind (a file killed by a timeout, say) with the template.
+ */
+export function testDatabaseName(template: string | undefined, suffix: string): string {
+  return `petstore_test_${template ? template.replace('petstore_template_', '') : process.pid}_${suffix}`;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { connectDatabase } from '../../src/db/database';
-import { adminQuery, withDatabase } from '../helpers/database';
+import { adminQuery, testDatabaseName, withDatabase } from '../helpers/database';
 
 /**
  * Migrating takes a fresh PGlite a few seconds, so the run migrates one template and each test
@@ -56,5 +56,10 @@ export async function dropTemplate(): Promise<void> {
   if (dump) rmSync(dump, { force: true });
   const name = process.env[TEMPLATE_DATABASE_ENV];
   const serverUrl = process.env.DATABASE_URL;
-  if (name && serverUrl) await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  if (!name || !serverUrl) return;
+  const left = await adminQuery<{ datname: string }>(serverUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+    testDatabaseName(name, ''),
+  ]);
+  for (const { datname } of left) await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+  await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
