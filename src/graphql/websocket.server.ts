@@ -151,9 +151,16 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         if (!results) eventResults.set(event, (results = new Map()));
         let result = results.get(subscription.shape.key);
         if (!result) {
-          let loaders = eventLoaders.get(event);
-          if (!loaders) eventLoaders.set(event, (loaders = createLoaders(appServices)));
-          const contextValue: Context = { caller, services: appServices, loaders };
+          // Made on first use, then shared by every subscriber of the event: stock events read nothing.
+          const contextValue: Context = {
+            caller,
+            services: appServices,
+            get loaders() {
+              let loaders = eventLoaders.get(event);
+              if (!loaders) eventLoaders.set(event, (loaders = createLoaders(appServices)));
+              return loaders;
+            },
+          };
           result = Promise.resolve(execute({ ...args, document: subscription.shape.document, rootValue: event, contextValue }));
           results.set(subscription.shape.key, result);
         }
