@@ -41,6 +41,11 @@ function countOpenings(source: string): number {
   return count;
 }
 
+/** The refusal of a document nested deeper than MAX_NESTING, over HTTP and WebSocket alike. */
+export function tooDeeplyNested(): ApiError {
+  return new ApiError('QUERY_TOO_COMPLEX', `The document nests selections or values more than ${MAX_NESTING} deep`);
+}
+
 /**
  * Refuses, before Apollo parses it, a document nested deeper than MAX_NESTING: 400
  * QUERY_TOO_COMPLEX instead of a stack overflow. Runs after the body parser, so the body limit
@@ -48,8 +53,6 @@ function countOpenings(source: string): number {
  */
 export const refuseDeepNesting: RequestHandler = (req, _res, next) => {
   const query: unknown = req.method === 'GET' ? req.query?.query : (req.body as { query?: unknown } | undefined)?.query;
-  if (typeof query === 'string' && nestsDeeperThan(query, MAX_NESTING)) {
-    throw new ApiError('QUERY_TOO_COMPLEX', `The document nests selections or values more than ${MAX_NESTING} deep`);
-  }
+  if (typeof query === 'string' && nestsDeeperThan(query, MAX_NESTING)) throw tooDeeplyNested();
   next();
 };

@@ -30,7 +30,7 @@ import type { Logger } from '../logger';
 import { identityOf } from '../limits/identity';
 import { createErrorFormatter } from './format-error';
 import { MAX_BODY_BYTES } from './graphql.route';
-import { MAX_NESTING, nestsDeeperThan } from './nesting-limit';
+import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
 
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
@@ -177,9 +177,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
 
   /** Everything a subscribe must pass before it starts; refusals come back as errors. */
   const prepare = async (state: SocketState, id: string, payload: SubscribePayload): Promise<ExecutionArgs | ApiError[]> => {
-    if (nestsDeeperThan(payload.query, MAX_NESTING)) {
-      return refuse('QUERY_TOO_COMPLEX', `The document nests selections or values more than ${MAX_NESTING} deep`);
-    }
+    if (nestsDeeperThan(payload.query, MAX_NESTING)) return [tooDeeplyNested()];
     let document;
     try {
       document = parse(payload.query);
