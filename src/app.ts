@@ -98,8 +98,6 @@ export async function createApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // One proxy hop: the right-most X-Forwarded-For address is the one our proxy saw.
-  app.set('trust proxy', config.trustProxy ? 1 : false);
 
   app.use(requestLog(logger, metrics));
   app.use(
@@ -117,7 +115,7 @@ export async function createApp({
       maxAge: 600,
     }),
   );
-  app.use(identifyCaller(services.apiKeys));
+  app.use(identifyCaller(services.apiKeys, config.trustProxy));
   if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? concurrencyOfCaller : undefined));
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);

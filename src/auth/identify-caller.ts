@@ -1,5 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
 import './request';
 import type { ApiKeyService } from './api-key.service';
@@ -11,9 +12,9 @@ import { hashApiKey } from './key-secret';
  * key cannot be checked at all is counted too, then fails as the check did (503 when the
  * database is down), still with its rate-limit headers.
  */
-export function identifyCaller(apiKeys: ApiKeyService): RequestHandler {
+export function identifyCaller(apiKeys: ApiKeyService, trustProxy: boolean): RequestHandler {
   return async (req, _res, next) => {
-    const address = clientAddress(req);
+    const address = clientAddress(req, trustProxy);
     req.caller = { kind: 'anonymous', address };
     const header = req.get('x-api-key');
     if (header !== undefined) {
@@ -33,14 +34,16 @@ export function identifyCaller(apiKeys: ApiKeyService): RequestHandler {
 }
 
 /**
- * The client's address: behind a trusted proxy, the X-Forwarded-For entry that proxy added, but
- * only when it is an IP address; any other text ("garbage", "1.1.1.1:1234") would otherwise let
- * a client choose a fresh identity per request. Then the socket's address stands.
+ * The client's address, for HTTP requests and WebSocket upgrades alike: behind a trusted proxy
+ * (one hop), the X-Forwarded-For entry that proxy added, the right-most, but only when it is an IP
+ * address; any other text ("garbage", "1.1.1.1:1234") would otherwise let a client choose a fresh
+ * identity per request. Then the socket's address stands.
  */
-export function clientAddress(req: Request): string {
-  const forwarded = req.ip?.trim();
-  if (forwarded && isIP(forwarded)) return forwarded;
-  return req.socket.remoteAddress ?? 'unknown';
+export function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = request.headers['x-forwarded-for'];
+  const added = trustProxy && typeof forwarded === 'string' ? forwarded.split(',').pop()?.trim() : undefined;
+  if (added && isIP(added)) return added;
+  return request.socket.remoteAddress ?? 'unknown';
 }
 
 /** After the limiter: refuses the requests whose key was invalid or could not be checked. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   type DocumentNode,
@@ -22,6 +21,7 @@ import { CloseCode, type SubscribePayload, handleProtocols } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Caller } from '../auth/caller';
+import { clientAddress } from '../auth/identify-caller';
 import { quotaOfCaller, subscriptionCapOf } from '../auth/plans';
 import type { Config } from '../config';
 import { type Context, type Services, createContext, createLoaders } from '../context';
@@ -329,7 +329,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     const fromPayload = params?.['X-API-Key'] ?? params?.['x-api-key'];
     const header = request.headers['x-api-key'];
     const rawKey = typeof fromPayload === 'string' ? fromPayload.trim() : typeof header === 'string' ? header.trim() : undefined;
-    const address = addressOf(request, config.trustProxy);
+    const address = clientAddress(request, config.trustProxy);
     let caller: Caller = { kind: 'anonymous', address };
     try {
       if (rawKey !== undefined) {
@@ -451,14 +451,6 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   } catch {
     return false;
   }
-}
-
-/** As for HTTP: behind a trusted proxy, the X-Forwarded-For entry it added, if an IP address. */
-function addressOf(request: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = request.headers['x-forwarded-for'];
-  const last = typeof forwarded === 'string' ? forwarded.split(',').pop()?.trim() : undefined;
-  if (trustProxy && last && isIP(last)) return last;
-  return request.socket.remoteAddress ?? 'unknown';
 }
 
 /** An upgrade refused with the Error object, as an HTTP response. */
