@@ -28,6 +28,7 @@ import { type Context, type Services, createContext, createLoaders } from '../co
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { identityOf } from '../limits/identity';
+import { refusal } from '../limits/limit.middleware';
 import { createErrorFormatter } from './format-error';
 import { MAX_BODY_BYTES } from './graphql.route';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
@@ -245,22 +246,13 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
 
   /** One subscribe counted as one request (docs/contract.md §5, §9). */
   const countSubscribe = async (state: SocketState): Promise<ApiError[] | undefined> => {
-    const decision = await services.limiter.check(identityOf(state.caller), quotaOfCaller(state.caller));
+    const identity = identityOf(state.caller);
+    const decision = await services.limiter.check(identity, quotaOfCaller(state.caller));
     if (decision.kind === 'allowed') return undefined;
-    metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
-    if (decision.kind === 'limited') {
-      const { limit, name } = decision.reported;
-      return refuse(
-        'RATE_LIMITED',
-        `Rate limit exceeded: ${limit} requests per ${name}; retry in ${decision.retryAfterSeconds} s`,
-        { retryAfter: decision.retryAfterSeconds },
-      );
-    }
-    const code = state.caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
-    state.closeWith = code;
-    return refuse(code, `This caller kept sending while rate limited; it is banned until ${new Date(decision.bannedUntil).toISOString()}`, {
-      retryAfter: decision.retryAfterSeconds,
-    });
+    const error = refusal(decision, state.caller, identity, metrics, logger);
+    if (decision.kind === 'banned') state.closeWith = error.code;
+    error.extensions.retryAfter = decision.retryAfterSeconds;
+    return [error];
   };
 
   useServer<Record<string, unknown>, { state?: SocketState }>(

@@ -55,12 +55,23 @@ export function limitRequests<C extends QuotedCaller = QuotedCaller>(
     req.rateLimit = decision;
     res.set(rateLimitHeaders(decision));
     if (decision.kind === 'allowed') return next();
-    const { limit, name } = decision.reported;
-    throw refusal(decision, caller, identity, metrics, logger, `Rate limit exceeded: ${limit} requests per ${name}`);
+    throw refusal(decision, caller, identity, metrics, logger);
   };
 }
 
-function refusal(decision: Refusal, caller: QuotedCaller, identity: string, metrics: RefusalObserver, logger: Logger, reason: string): ApiError {
+/**
+ * What a refused request gets, over HTTP or WebSocket: the refusal counted, a ban's start logged,
+ * and the error that names it. `reason` says which limit refused a RATE_LIMITED request: the
+ * window that is full, unless told otherwise.
+ */
+export function refusal(
+  decision: Refusal,
+  caller: QuotedCaller,
+  identity: string,
+  metrics: RefusalObserver,
+  logger: Logger,
+  reason = decision.kind === 'limited' ? `Rate limit exceeded: ${decision.reported.limit} requests per ${decision.reported.name}` : '',
+): ApiError {
   metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
   if (decision.kind === 'limited') {
     return new ApiError('RATE_LIMITED', `${reason}; retry in ${decision.retryAfterSeconds} s`);
