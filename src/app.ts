@@ -2,6 +2,7 @@ import cors from 'cors';
 import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
+import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
 import { concurrencyOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
@@ -122,7 +123,7 @@ export async function createApp({
   // Each request's statements are counted, and each identity's run a few at a time (docs/contract.md §5).
   const statementSlots = new IdentitySlots();
   app.use((req, _res, next) => {
-    const caller = req.caller ?? { kind: 'anonymous', address: 'unknown' };
+    const caller = callerOf(req);
     const identity = req.rateLimitIdentity ?? identityOf(caller);
     const size = statementsAtOnceOfCaller(caller);
     req.services = servicesOver(services, budgetedView(dataSource, new StatementBudget(() => statementSlots.of(identity, size))));

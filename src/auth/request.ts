@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import type { Decision } from '../limits/limiter';
 import type { Caller } from './caller';
 
@@ -18,4 +19,9 @@ declare module 'express-serve-static-core' {
     /** This request's limiter decision: the `rateLimit` query answers from it. */
     rateLimit?: Decision;
   }
+}
+
+/** The request's caller: one the identification step did not see counts as an anonymous client. */
+export function callerOf(req: Request): Caller {
+  return req.caller ?? { kind: 'anonymous', address: 'unknown' };
 }

@@ -3,7 +3,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
 import { type Context, type Services, createContext } from '../context';
 import { ApiError } from '../errors';
-import '../auth/request';
+import { callerOf } from '../auth/request';
 import { refuseDeepNesting } from './nesting-limit';
 
 /** 100 KiB (docs/contract.md §6). */
@@ -54,7 +54,7 @@ export function graphqlRoute(apollo: ApolloServer<Context>, services: Services):
     refuseDeepNesting,
     expressMiddleware(apollo, {
       context: async ({ req }) =>
-        createContext(req.caller ?? { kind: 'anonymous', address: 'unknown' }, req.services ?? services, req.rateLimit),
+        createContext(callerOf(req), req.services ?? services, req.rateLimit),
     }),
   );
 }

@@ -1,4 +1,5 @@
 import { type RequestHandler, Router } from 'express';
+import { callerOf } from '../auth/request';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REST_OFFSET } from '../common/bounds';
 import { parseId } from '../common/id.scalar';
 import type { Config } from '../config';
@@ -44,7 +45,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
   router
     .route('/store/orders')
     .get(acceptsJson, async (req, res) => {
-      const scope = orderScopeOf(req.caller ?? { kind: 'anonymous', address: 'unknown' });
+      const scope = orderScopeOf(callerOf(req));
       const filter = { complete: booleanParam(req, 'complete'), petId: idParam(req, 'petId') };
       const limit = integerParam(req, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
       const offset = integerParam(req, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
