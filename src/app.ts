@@ -129,8 +129,8 @@ export async function createApp({
     req.services = servicesOver(services, budgetedView(dataSource, new StatementBudget(() => statementSlots.of(identity, size))));
     next();
   });
-  app.use('/graphql', graphqlRoute(apollo, services));
-  app.use(restRoutes(services, config));
+  app.use('/graphql', graphqlRoute(apollo));
+  app.use(restRoutes(config));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 

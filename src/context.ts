@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import type { DataSource } from 'typeorm';
 import { ApiKeyService } from './auth/api-key.service';
 import type { AuthContext } from './auth/auth.context';
@@ -60,6 +61,12 @@ declare module 'express-serve-static-core' {
     /** The services as this request uses them: its statements counted (db/statement-budget.ts). */
     services?: Services;
   }
+}
+
+/** The request's own services; a route reached without them would run outside its budget. */
+export function servicesOf(req: Request): Services {
+  if (!req.services) throw new Error('expected the request\'s services: the statement budget step runs before every route');
+  return req.services;
 }
 
 export type Loaders = CatalogueLoaders & StoreLoaders;

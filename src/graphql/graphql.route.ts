@@ -1,7 +1,7 @@
 import type { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
-import { type Context, type Services, createContext } from '../context';
+import { type Context, createContext, servicesOf } from '../context';
 import { ApiError } from '../errors';
 import { callerOf } from '../auth/request';
 import { refuseDeepNesting } from './nesting-limit';
@@ -45,7 +45,7 @@ const ensureBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function graphqlRoute(apollo: ApolloServer<Context>, services: Services): Router {
+export function graphqlRoute(apollo: ApolloServer<Context>): Router {
   return Router().all(
     '/',
     graphqlRequest,
@@ -53,8 +53,7 @@ export function graphqlRoute(apollo: ApolloServer<Context>, services: Services):
     ensureBody,
     refuseDeepNesting,
     expressMiddleware(apollo, {
-      context: async ({ req }) =>
-        createContext(callerOf(req), req.services ?? services, req.rateLimit),
+      context: async ({ req }) => createContext(callerOf(req), servicesOf(req), req.rateLimit),
     }),
   );
 }

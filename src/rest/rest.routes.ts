@@ -3,7 +3,7 @@ import { callerOf } from '../auth/request';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REST_OFFSET } from '../common/bounds';
 import { parseId } from '../common/id.scalar';
 import type { Config } from '../config';
-import type { Services } from '../context';
+import { servicesOf } from '../context';
 import { ApiError, notFound } from '../errors';
 import { orderScopeOf } from '../store/order-scope';
 import { PETS_DEPRECATED_AT, deprecated } from './deprecation';
@@ -28,7 +28,7 @@ const methodNotAllowed =
  * The legacy REST surface: thin adapters over the services the resolvers call, answering every
  * error with the Error object.
  */
-export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'>): Router {
+export function restRoutes(config: Pick<Config, 'petsSunset'>): Router {
   const openApi = buildOpenApiDocument(config);
   const router = Router();
 
@@ -36,7 +36,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
     .route('/pets/:petId')
     .get(acceptsJson, deprecated('GET /pets/{petId}', PETS_DEPRECATED_AT, config.petsSunset), async (req, res) => {
       const id = parseId(req.params.petId, 'petId');
-      const [pet] = await (req.services ?? services).pets.findByIds([id]);
+      const [pet] = await servicesOf(req).pets.findByIds([id]);
       if (!pet) throw notFound(`Pet ${id}`);
       res.json(restPet(pet));
     })
@@ -49,7 +49,7 @@ export function restRoutes(services: Services, config: Pick<Config, 'petsSunset'
       const filter = { complete: booleanParam(req, 'complete'), petId: idParam(req, 'petId') };
       const limit = integerParam(req, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
       const offset = integerParam(req, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
-      const { orders, total } = await (req.services ?? services).orders.slice(scope, filter, { limit, offset });
+      const { orders, total } = await servicesOf(req).orders.slice(scope, filter, { limit, offset });
       res.set('X-Total-Count', String(total)).json(orders.map(restOrder));
     })
     .all(methodNotAllowed('GET, HEAD'));
