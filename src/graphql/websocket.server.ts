@@ -30,6 +30,7 @@ import type { Logger } from '../logger';
 import { identityOf } from '../limits/identity';
 import { refusal } from '../limits/limit.middleware';
 import { createErrorFormatter } from './format-error';
+import { endWithError } from '../http/http-server';
 import { MAX_BODY_BYTES } from './graphql.route';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
@@ -355,10 +356,10 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     attach(server) {
       server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
         const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-        if (path !== '/graphql') return refuseUpgrade(socket, new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`));
+        if (path !== '/graphql') return endWithError(socket, new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`));
         const origin = request.headers.origin;
         if (origin !== undefined && !deps.allowedOrigins.includes(origin) && !sameOrigin(origin, request.headers.host)) {
-          return refuseUpgrade(socket, new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`));
+          return endWithError(socket, new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`));
         }
         wss.handleUpgrade(request, socket, head, (ws) => {
           wss.emit('connection', ws, request);
@@ -443,13 +444,4 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   } catch {
     return false;
   }
-}
-
-/** An upgrade refused with the Error object, as an HTTP response. */
-function refuseUpgrade(socket: Duplex, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.status === 404 ? 'Not Found' : 'Forbidden'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }

@@ -1,5 +1,6 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { ApiError } from '../errors';
 
 /** Bounds that keep slow or stalled clients from holding sockets (README "Operating it"). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -40,11 +41,19 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? 'The request took too long to arrive'
           : 'The request is not valid HTTP';
-    const body = JSON.stringify({ code: 'BAD_REQUEST', message, status: 400 });
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    endWithError(socket, new ApiError('BAD_REQUEST', message));
   });
   return server;
+}
+
+/**
+ * Answers on a bare socket, where no response object exists (a request Node could not parse, a
+ * refused WebSocket upgrade), with the Error object, and closes it.
+ */
+export function endWithError(socket: Duplex, error: ApiError): void {
+  const body = JSON.stringify(error.toBody());
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
