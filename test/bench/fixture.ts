@@ -4,7 +4,8 @@ import { adminQuery, withDatabase } from '../helpers/database';
 
 /** BENCH_DATABASE names it, so that benches sharing a server keep apart. */
 export const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'petstore_bench';
-export const PETS = 10_000;
+/** BENCH_PETS sets how many (default 10,000); the keyed attack is meant for 100,000. */
+export const PETS = Number(process.env.BENCH_PETS ?? 10_000);
 export const CATEGORIES = 20;
 export const ORDERS = 50_000;
 /** placeOrder allows 10 calls a minute per key: the placeOrder scenario spreads over these. */
@@ -12,10 +13,12 @@ export const ORDER_KEYS = 10_000;
 
 /** The key every other scenario sends: ENTERPRISE, with figures no run can reach. */
 export const BENCH_KEY = `psk_benchmain${'0'.repeat(32)}`;
+/** The keyed attacker of issue 20: a BUSINESS client key (1,000 requests a minute, 16 in flight). */
+export const ATTACK_KEY = `psk_benchattack${'0'.repeat(32)}`;
 export const orderKey = (i: number) => `psk_benchorder${String(i).padStart(32, '0')}`;
 
 /**
- * A fresh database, migrated as the gateway migrates it, holding 20 categories, 10,000 pets with
+ * A fresh database, migrated as the gateway migrates it, holding 20 categories, PETS pets with
  * stock, 50,000 orders and the bench's API keys. Built with set-based SQL: seconds, not minutes.
  */
 export async function createBenchDatabase(serverUrl: string): Promise<string> {
@@ -29,6 +32,10 @@ export async function createBenchDatabase(serverUrl: string): Promise<string> {
       `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day)
        VALUES ('bench', encode(sha256($1::bytea), 'hex'), 'enterprise', 'admin', 100000000, 1000000000)`,
       [BENCH_KEY],
+    );
+    await sql(
+      `INSERT INTO api_keys (name, key_hash, plan, role) VALUES ('bench attack', encode(sha256($1::bytea), 'hex'), 'business', 'client')`,
+      [ATTACK_KEY],
     );
     await sql(
       `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day)

@@ -12,7 +12,8 @@ async function main(): Promise<void> {
   // Deployed as production: graphql-js then skips its development-time checks. It logs at
   // LOG_LEVEL, which the bench sets to warn (the peers write no line per request either).
   const env = { ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '', PORT: '0', HOST: '127.0.0.1',
-    REDIS_KEY_PREFIX: `bench:${mode}:${Date.now()}` };
+    // BENCH_REDIS_PREFIX: instances given the same one share limits, as one deployment's do.
+    REDIS_KEY_PREFIX: process.env.BENCH_REDIS_PREFIX ?? `bench:${mode}:${Date.now()}` };
   const gateway = await startGateway({ env, limitRequests: mode !== 'off' });
   reportStatsOverIpc(async () => {
     gateway.server.closeAllConnections();

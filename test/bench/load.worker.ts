@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   let n = Number(first);
   let mismatches = 0;
   let unavailable = 0;
+  const statuses: Record<string, number> = {};
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: Number(connections),
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
         setupRequest: (request) => ({ ...request, ...scenario.request(target as Target, n++) }),
         onResponse: (status, body) => {
           if (status === 503) unavailable += 1;
+          statuses[status] = (statuses[status] ?? 0) + 1;
           if (!scenario.verify(body)) mismatches += 1;
         },
       },
@@ -31,10 +33,12 @@ async function main(): Promise<void> {
       requests: result.requests.total,
       reqPerSec: result.requests.average,
       p50: result.latency.p50,
+      p90: result.latency.p90,
       p99: result.latency.p99,
       errors: result.errors + result.timeouts + result.non2xx,
       mismatches,
       unavailable,
+      statuses,
     }),
   );
 }

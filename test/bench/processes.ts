@@ -41,11 +41,14 @@ export interface LoadResult {
   requests: number;
   reqPerSec: number;
   p50: number;
+  p90: number;
   p99: number;
   errors: number;
   mismatches: number;
   /** Responses with status 503 SERVICE_UNAVAILABLE. */
   unavailable: number;
+  /** Responses by HTTP status. */
+  statuses: Record<string, number>;
 }
 
 /** Drives one server with autocannon from a separate process, over `connections` connections. */

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkAnswers } from './answers';
 import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
-import { createBenchDatabase, dropBenchDatabase } from './fixture';
+import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
+import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
 import type { Target } from './scenarios';
 
@@ -17,6 +18,10 @@ import type { Target } from './scenarios';
  * ATTACK_IN_FLIGHT (default 4) attack queries in flight (scenarios.ts `attacker`); it runs once,
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
+ *
+ * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
+ * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
+ * Meant for BENCH_PETS=100000.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_UP_SECONDS = 2;
@@ -35,6 +40,7 @@ const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 4);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
+const KEYED_ATTACK = !ONLY || ONLY.includes('keyed-attack');
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -85,7 +91,7 @@ async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  console.log('creating and seeding the bench database (20 categories, 10,000 pets, 50,000 orders)…');
+  console.log(`creating and seeding the bench database (20 categories, ${PETS.toLocaleString('en')} pets, 50,000 orders)…`);
   const databaseUrl = await createBenchDatabase(serverUrl);
   // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).
   // LOG_LEVEL=warn: the peers write no line per request either.
@@ -140,18 +146,26 @@ async function main(): Promise<void> {
         fanOut.push(row);
       }
     }
-    report(runs, rss, fanOut);
+    const keyedAttack: KeyedAttackRow[] = [];
+    if (KEYED_ATTACK) {
+      // Fresh instances of one deployment: one Redis prefix, proxied visitors' addresses trusted.
+      const shared = { ...env, TRUST_PROXY: 'true', BENCH_REDIS_PREFIX: `bench:keyed:${Date.now()}` };
+      const pair = [await startServer('A', 'gateway.server.js', ['redis'], shared), await startServer('B', 'gateway.server.js', ['redis'], shared)];
+      pair.forEach((server) => servers.set(`keyed ${server.name}`, server));
+      keyedAttack.push(...(await runKeyedAttack(pair, SECONDS)));
+    }
+    report(runs, rss, fanOut, keyedAttack);
   } finally {
     for (const server of servers.values()) await server.stop();
     await dropBenchDatabase(serverUrl);
   }
 }
 
-function report(runs: Map<string, Measured[]>, rss: Map<string, number>, fanOut: FanOutRow[]): void {
+function report(runs: Map<string, Measured[]>, rss: Map<string, number>, fanOut: FanOutRow[], keyedAttack: KeyedAttackRow[]): void {
   const gatewayRss = rss.get('gateway') ?? NaN;
   const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1024 / 1024).toFixed(0));
   const rows: Record<string, number | string>[] = [];
-  const medianOf = (key: string, field: keyof Measured) => median((runs.get(key) ?? []).map((run) => run[field] ?? NaN));
+  const medianOf = (key: string, field: Exclude<keyof Measured, 'statuses'>) => median((runs.get(key) ?? []).map((run) => run[field] ?? NaN));
   for (const [scenario, contenders] of PLAN) {
     const baseline = medianOf(`${scenario}\t${contenders[0]}`, 'reqPerSec');
     const versus = (contender: string) => (contenders.includes(contender) ? medianOf(`${scenario}\t${contender}`, 'reqPerSec') : NaN);
@@ -199,19 +213,21 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, fanOut:
     ['gateway RSS after load ≤ 150 MB', gatewayRss <= 150 * 1024 * 1024],
     ['Redis store costs ≤ 10% of throughput', Number(find('cheap', 'gateway').ratio) >= 0.9],
     ['under attack: victim p99 < 50 ms, no 503', Number(find('attack', 'gateway').p99) < 50 && find('attack', 'gateway').unavailable === 0],
+    ['keyed attack: innocent p99 < 50 ms during, no 503', keyedAttackMet(keyedAttack)],
     ['fan-out p99 < 250 ms across two instances', (fanOut.find((row) => row.instances === 2 && row.failed === 0 && row.eventsPerSecond > 0)?.p99 ?? Infinity) < 250],
   ] as const;
   console.log(`\n${table}\n\ngateway RSS after load: ${(gatewayRss / 1024 / 1024).toFixed(0)} MB`);
   if (fanOut.length) console.log(`\nLive updates, fan-out (latency from the change's send to the subscriber):\n${fanOutTable(fanOut)}`);
+  if (keyedAttack.length) console.log(`\nKeyed attack (${PETS.toLocaleString('en')} pets, two instances):\n${keyedAttackTable(keyedAttack)}`);
   // A target whose scenarios were not run (BENCH_SCENARIOS) says so rather than MISSED.
   const needs: [prefix: string, scenario: string][] = [['Q1', 'Q1'], ['Q2', 'Q2'], ['p99 <', 'Q1'], ['gateway RSS', 'Q1'], ['placeOrder', 'placeOrder'], ['Redis store', 'cheap'], ['under attack', 'attack']];
   const ran = (target: string) =>
-    target.startsWith('fan-out') ? FAN_OUT : PLAN.some(([scenario]) => needs.some(([prefix, needed]) => target.startsWith(prefix) && needed === scenario));
+    target.startsWith('fan-out') ? FAN_OUT : target.startsWith('keyed attack') ? KEYED_ATTACK : PLAN.some(([scenario]) => needs.some(([prefix, needed]) => target.startsWith(prefix) && needed === scenario));
   for (const [target, met] of targets) console.log(`${!ran(target) ? 'not run' : met ? 'met    ' : 'MISSED '} ${target}`);
   const directory = join(__dirname, '..', '..', '..', 'test', 'bench', 'results');
   mkdirSync(directory, { recursive: true });
   const file = join(directory, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, rows, gatewayRss, fanOut, targets }, null, 2));
+  writeFileSync(file, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, rows, gatewayRss, fanOut, keyedAttack, targets }, null, 2));
   console.log(`\nwrote ${file}`);
 }
 

@@ -1,4 +1,4 @@
-import { BENCH_KEY, ORDER_KEYS, PETS, orderKey } from './fixture';
+import { ATTACK_KEY, BENCH_KEY, ORDER_KEYS, PETS, orderKey } from './fixture';
 
 /** How a contender is asked: the gateway's GraphQL, the raw servers' POST and GET, PostGraphile's schema. */
 export type Target = 'raw' | 'raw GET' | 'gateway' | 'postgraphile';
@@ -53,6 +53,19 @@ export function q2Request(target: Target): BenchRequest {
   if (target === 'raw GET') return get('/pets50');
   return target === 'postgraphile' ? graphql(BENCH_KEY, PEER_Q2, 'Q2') : graphql(BENCH_KEY, Q2, 'Q2');
 }
+/**
+ * Issue 20's keyed attack: 16 aliases of a filtered count, the most the cost limit admits, the
+ * text 100 underscores (LIKE wildcards, were they not escaped), sent with a BUSINESS key.
+ */
+const KEYED_ATTACK = `query Attack($s: String) {${Array.from({ length: 16 }, (_, i) => ` a${i}: pets(first: 1, filter: { nameContains: $s }) { totalCount }`).join('')} }`;
+const UNDERSCORES = '_'.repeat(100);
+const INNOCENT = 'query Innocent($id: ID!) { pet(id: $id) { name } }';
+/**
+ * Anonymous visitors, each request from an address of its own (X-Forwarded-For, the gateway
+ * trusting one proxy): what one anonymous client sees of the gateway, without its 60 a minute.
+ */
+const visitor = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
 const PLACE = 'mutation PlaceOrder($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id } }';
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -81,6 +94,21 @@ export const SCENARIOS: Record<string, Scenario> = {
     name: 'the attack of issue 12, anonymous',
     request: () => ({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ATTACK }) }),
     // Served: the counts came back. A refusal (cost, quota, concurrency) is counted as a mismatch.
+    verify: (body) => body.includes('"totalCount":') && !body.includes('"errors"'),
+  },
+  innocent: {
+    name: 'an anonymous visitor reading one pet',
+    request: (_target, n) => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': visitor(n) },
+      body: JSON.stringify({ query: INNOCENT, variables: { id: randomPetId() } }),
+    }),
+    verify: (body) => body.startsWith('{"data":{"pet":{"name":'),
+  },
+  keyedAttacker: {
+    name: 'the keyed attack of issue 20 (BUSINESS key, 16 aliases of a 100-underscore search)',
+    request: () => graphql(ATTACK_KEY, KEYED_ATTACK, 'Attack', { s: UNDERSCORES }),
     verify: (body) => body.includes('"totalCount":') && !body.includes('"errors"'),
   },
   cheap: {
