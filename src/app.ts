@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
 import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
-import { concurrencyOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
 import { createServices, type Services, servicesOver } from './context';
 import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
@@ -117,7 +117,7 @@ export async function createApp({
     }),
   );
   app.use(identifyCaller(services.apiKeys, config.trustProxy));
-  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? concurrencyOfCaller : undefined));
+  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined));
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
   // Each request's statements are counted, and each identity's run a few at a time (docs/contract.md §5).

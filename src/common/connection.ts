@@ -2,8 +2,6 @@ import { ClassType, Field, Int, ObjectType } from 'type-graphql';
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
 
-export { batchedConnectionCost, connectionCost } from './query-cost';
-
 @ObjectType({ description: 'Where a page ends, and whether another follows.' })
 export class PageInfo {
   @Field(() => Boolean, { description: 'True when more items follow this page.' })
@@ -45,8 +43,8 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
 
     countTotal!: () => Promise<number>;
 
-    // Charged once by the connection (connectionCost), not once per item.
-    @Field(() => Int, { complexity: 0, description: `How many ${plural} match, across all pages.` })
+    // Charged once by the connection (graphql/document-cost.ts), not once per item.
+    @Field(() => Int, { description: `How many ${plural} match, across all pages.` })
     totalCount(): Promise<number> {
       return this.countTotal();
     }

@@ -33,8 +33,14 @@ export class Metrics {
 
   private readonly refusals = new Counter({
     name: 'petstore_rate_limit_refusals_total',
-    help: 'Requests refused by the limiter: `limited` (429) or `banned` (403).',
+    help: 'Requests refused by the limiter: `limited` by a window (429), `in-flight` after waiting for a slot (429), or `banned` (403).',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly admissionWaits = new Counter({
+    name: 'petstore_admission_waits_total',
+    help: 'Requests that waited for one of their identity’s in-flight slots (most are then served).',
     registers: [this.registry],
   });
 
@@ -76,9 +82,13 @@ export class Metrics {
     this.duration.observe({ surface, operation: label }, seconds);
   }
 
-  observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void {
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void {
     this.refusals.inc({ reason });
     if (banStarted) this.bans.inc();
+  }
+
+  observeAdmissionWait(): void {
+    this.admissionWaits.inc();
   }
 
   observePublished(type: string): void {

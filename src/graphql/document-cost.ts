@@ -1,0 +1,176 @@
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  getArgumentValues,
+  getDirectiveValues,
+  getNamedType,
+  GraphQLIncludeDirective,
+  type GraphQLObjectType,
+  GraphQLSkipDirective,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type GraphQLOutputType,
+} from 'graphql';
+import { DEFAULT_PAGE_SIZE } from '../common/bounds';
+import { COST } from '../common/query-cost';
+
+/** A document's operation with its coerced variables: what costing reads. */
+export interface CostedOperation {
+  schema: GraphQLSchema;
+  operation: OperationDefinitionNode;
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+}
+
+/** Response data as graphql-js returns it. */
+type Data = Record<string, unknown>;
+
+/**
+ * The cost of an operation before it runs (docs/contract.md §5, src/common/query-cost.ts): every
+ * connection returns `first` items.
+ */
+export function requestedCost(costed: CostedOperation): number {
+  return new CostWalk(costed).operation(undefined);
+}
+
+/** What the executed operation cost: connections as many items as they returned, skipped fields nothing. */
+export function actualCost(costed: CostedOperation, data: Data): number {
+  return new CostWalk(costed).operation(data);
+}
+
+/** A response key's fields: several when a document selects one key more than once, merged as execution merges them. */
+interface KeyedFields {
+  key: string;
+  nodes: FieldNode[];
+}
+
+/**
+ * One walk over the operation, with the response data alongside when measuring what it cost.
+ * `data` undefined means "before execution": every list holds its connection's `first` items.
+ */
+class CostWalk {
+  constructor(private readonly costed: CostedOperation) {}
+
+  operation(data: Data | undefined): number {
+    const { schema, operation } = this.costed;
+    const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+    return root ? this.selection(root, [operation.selectionSet], data, 0) : 0;
+  }
+
+  /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */
+  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): number {
+    const keyed = this.fieldsOf(type, sets);
+    let cost = 0;
+    const keysPerLeaf = new Map<string, number>();
+    for (const { key, nodes } of keyed) {
+      const name = nodes[0].name.value;
+      if (name.startsWith('__')) {
+        if (name === '__typename') keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
+        continue; // introspection: answered from the schema, no database work
+      }
+      const field = type.getFields()[name];
+      if (!field) continue; // validation has refused it already
+      if (isLeafType(getNamedType(field.type))) {
+        keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
+        continue;
+      }
+      cost += this.field(field, nodes, data === undefined ? undefined : data[key], data !== undefined, items);
+    }
+    for (const keys of keysPerLeaf.values()) cost += COST.SCALAR + COST.REPEAT * (keys - 1);
+    return cost;
+  }
+
+  /** An object, a list of objects inside a connection, or a connection. */
+  private field(field: GraphQLField<unknown, unknown>, nodes: FieldNode[], value: unknown, executed: boolean, items: number): number {
+    const type = getNamedType(field.type) as GraphQLObjectType;
+    const sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+    const own = typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0;
+    if (isConnection(field)) return own + this.connection(field, type, nodes[0], sets, value, executed);
+    if (isListType(unwrapNonNull(field.type))) {
+      // The items of a connection: an edge wraps its node and costs nothing of its own.
+      const each = type.name.endsWith('Edge') ? 0 : COST.OBJECT;
+      if (!executed) return items * (each + this.selection(type, sets, undefined, 0));
+      const list = Array.isArray(value) ? (value as (Data | null)[]) : [];
+      return list.reduce((sum, item) => sum + each + (item ? this.selection(type, sets, item, 0) : 0), 0);
+    }
+    const object = executed && (value === null || value === undefined) ? 0 : this.selection(type, sets, value as Data | undefined, 0);
+    return COST.OBJECT + own + object;
+  }
+
+  /** 2, its count and substring filters for each of its statements, and `first` times an item. */
+  private connection(
+    field: GraphQLField<unknown, unknown>,
+    type: GraphQLObjectType,
+    node: FieldNode,
+    sets: SelectionSetNode[],
+    value: unknown,
+    executed: boolean,
+  ): number {
+    const args = getArgumentValues(field, node, this.costed.variables);
+    const counts = this.fieldsOf(type, sets).some(({ nodes }) => nodes[0].name.value === 'totalCount');
+    const statements = counts ? 2 : 1;
+    const filter = args.filter as { nameContains?: string | null } | null | undefined;
+    const substring = filter?.nameContains ? COST.SUBSTRING * statements : 0;
+    const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
+    const database = COST.CONNECTION + (counts ? COST.COUNT : 0) + substring;
+    if (executed && (value === null || value === undefined)) return database;
+    return database + this.selection(type, sets, value as Data | undefined, first);
+  }
+
+  /** The fields selected on `type`, through fragments, without those that @skip or @include leave out. */
+  private fieldsOf(type: GraphQLObjectType, sets: readonly SelectionSetNode[]): KeyedFields[] {
+    const byKey = new Map<string, FieldNode[]>();
+    const seenFragments = new Set<string>();
+    const visit = (set: SelectionSetNode) => {
+      for (const selection of set.selections) {
+        if (!this.included(selection)) continue;
+        if (selection.kind === Kind.FIELD) {
+          const key = selection.alias?.value ?? selection.name.value;
+          const nodes = byKey.get(key);
+          if (nodes) nodes.push(selection);
+          else byKey.set(key, [selection]);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          if (this.applies(selection.typeCondition?.name.value, type)) visit(selection.selectionSet);
+        } else {
+          const fragment = this.costed.fragments[selection.name.value];
+          if (!fragment || seenFragments.has(fragment.name.value)) continue;
+          seenFragments.add(fragment.name.value);
+          if (this.applies(fragment.typeCondition.name.value, type)) visit(fragment.selectionSet);
+        }
+      }
+    };
+    for (const set of sets) visit(set);
+    return [...byKey].map(([key, nodes]) => ({ key, nodes }));
+  }
+
+  private included(node: FieldNode | { directives?: FieldNode['directives'] }): boolean {
+    const { variables } = this.costed;
+    const skip = getDirectiveValues(GraphQLSkipDirective, node, variables);
+    if (skip?.if === true) return false;
+    const include = getDirectiveValues(GraphQLIncludeDirective, node, variables);
+    return include?.if !== false;
+  }
+
+  /** Whether a fragment's type condition holds for objects of `type` (the schema has no abstract types of its own). */
+  private applies(condition: string | undefined, type: GraphQLObjectType): boolean {
+    if (condition === undefined || condition === type.name) return true;
+    const named = this.costed.schema.getType(condition);
+    return named !== undefined && named !== null && !isObjectType(named);
+  }
+}
+
+/** A cursor connection: a `first` argument and a `<Node>Connection` type. */
+function isConnection(field: GraphQLField<unknown, unknown>): boolean {
+  return field.args.some((arg) => arg.name === 'first') && getNamedType(field.type).name.endsWith('Connection');
+}
+
+function unwrapNonNull(type: GraphQLOutputType): GraphQLOutputType {
+  return isNonNullType(type) ? type.ofType : type;
+}
