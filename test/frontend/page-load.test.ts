@@ -1,4 +1,5 @@
-import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
+import { RetryLink } from '@apollo/client/link/retry';
 import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -26,17 +27,37 @@ interface Tally {
   statuses: number[];
 }
 
+/** The README's RetryLink: a 429 is tried again once its Retry-After has passed; a ban (403) is not. */
+const retryAfter = new RetryLink({
+  attempts: { max: 3, retryIf: (error) => ServerError.is(error) && error.statusCode === 429 },
+  delay: (_attempt, _operation, error) => 1000 * Number((ServerError.is(error) && error.response.headers.get('Retry-After')) || 1),
+});
+
 /** A fresh page: Apollo Client with a normalised cache, as the README sets it up, noting each response's status. */
-function page(tally: Tally, key?: string) {
+function page(tally: Tally, key?: string, onStatus: (status: number) => void = () => {}) {
   const fetchAndNote: typeof fetch = async (input, init) => {
     const response = await fetch(input, init);
     tally.statuses.push(response.status);
+    onStatus(response.status);
     return response;
   };
   return new ApolloClient({
-    link: new HttpLink({ uri: `${t.url}/graphql`, headers: key ? { 'X-API-Key': key } : {}, fetch: fetchAndNote }),
+    link: ApolloLink.from([retryAfter, new HttpLink({ uri: `${t.url}/graphql`, headers: key ? { 'X-API-Key': key } : {}, fetch: fetchAndNote })]),
     cache: new InMemoryCache({ typePolicies: { InventoryItem: { keyFields: ['petId'] } } }),
   });
+}
+
+/** Holds every read of `pets` behind a lock the test takes: requests sent meanwhile stay in flight until `release`. */
+async function holdPets(): Promise<{ release: () => Promise<void> }> {
+  const runner: QueryRunner = t.db.dataSource.createQueryRunner();
+  await runner.startTransaction();
+  await runner.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+  return {
+    release: async () => {
+      await runner.commitTransaction();
+      await runner.release();
+    },
+  };
 }
 
 /** The catalogue page's 8 queries, all from the front end's corpus, fired together as a page mounts. */
@@ -82,9 +103,7 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   const client = page(tally, key);
   await client.query({ query: corpusOperation('Quota'), fetchPolicy: 'network-only' }); // the key's lookup is cached first
   // The test holds the pets table, so that the burst is all in flight at once: 16 run, 24 wait.
-  const runner: QueryRunner = t.db.dataSource.createQueryRunner();
-  await runner.startTransaction();
-  await runner.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+  const hold = await holdPets();
   const waitsBefore = await metric('petstore_admission_waits_total');
   const burst = Promise.all(
     Array.from({ length: 40 }, (_, i) =>
@@ -92,8 +111,7 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
     ),
   );
   await waitFor(async () => (await metric('petstore_admission_waits_total')) - waitsBefore >= 24, 10_000, '24 requests of the burst waiting for a slot');
-  await runner.commitTransaction();
-  await runner.release();
+  await hold.release();
   const results = await burst;
   const waited = (await metric('petstore_admission_waits_total')) - waitsBefore;
   console.log(`burst of 40: ${tally.statuses.filter((s) => s === 200).length - 1} answered 200, ${waited} waited for a slot, ${tally.statuses.filter((s) => s !== 200).length} refused`);
@@ -101,4 +119,31 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   expect(results.map((result) => result.error)).toEqual(Array(40).fill(undefined));
   expect(tally.statuses).toEqual(Array(41).fill(200));
   expect(waited).toBe(24);
+});
+
+it('retries a request refused for a full queue once Retry-After has passed, through the README’s RetryLink', async () => {
+  const { key } = await createApiKey(t, { plan: 'FREE' });
+  const others: Tally = { statuses: [] };
+  const busy = page(others, key);
+  await busy.query({ query: corpusOperation('Quota'), fetchPolicy: 'network-only' });
+  const hold = await holdPets();
+  const waitsBefore = await metric('petstore_admission_waits_total');
+  // 16 in flight and 32 waiting: the queue is full.
+  const full = Promise.all(
+    Array.from({ length: 48 }, (_, i) => busy.query({ query: corpusOperation('PetList'), variables: { first: i + 1 }, fetchPolicy: 'network-only' })),
+  );
+  await waitFor(async () => (await metric('petstore_admission_waits_total')) - waitsBefore >= 32, 10_000, 'a full queue');
+
+  const tally: Tally = { statuses: [] };
+  let refused: () => void = () => {};
+  const firstRefusal = new Promise<void>((resolve) => (refused = resolve));
+  const late = page(tally, key, (status) => status === 429 && refused());
+  const answer = late.query({ query: corpusOperation('PetDetail'), variables: { id: petIds[0] }, fetchPolicy: 'network-only' });
+  await firstRefusal;
+  await hold.release();
+
+  expect((await answer).error).toBeUndefined();
+  expect((await full).map((result) => result.error)).toEqual(Array(48).fill(undefined));
+  expect(tally.statuses[0]).toBe(429);
+  expect(tally.statuses.at(-1)).toBe(200);
 });
