@@ -16,9 +16,12 @@ export const COST = {
   OBJECT: 1,
   /** A connection: 2, plus `first` times its item's cost. */
   CONNECTION: 2,
-  /** A read by a statement of its own (a lookup through a loader, batched with its peers). */
+  /**
+   * A read by a statement of its own: a lookup through a loader. The loader batches it with its
+   * peers, so under a list it is one statement for the page: paid once, not per item.
+   */
   LOOKUP: 1,
-  /** `totalCount`: a COUNT over every match, once per connection. */
+  /** `totalCount`: a COUNT over every match; once per connection, once per page under a list. */
   COUNT: 10,
   /** A substring filter (`nameContains`), for each statement it applies to: the page and the count. */
   SUBSTRING: 20,

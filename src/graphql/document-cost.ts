@@ -52,6 +52,20 @@ interface KeyedFields {
 }
 
 /**
+ * A selection's cost in two parts. `response`: what the response carries, paid for every item of
+ * a list. `statements`: the database work of reads batched through loaders (lookups, counts,
+ * substring filters), one statement for all items of a page, so paid once however many items.
+ */
+interface Cost {
+  response: number;
+  statements: number;
+}
+
+const NOTHING: Cost = { response: 0, statements: 0 };
+const plus = (a: Cost, b: Cost): Cost => ({ response: a.response + b.response, statements: a.statements + b.statements });
+const total = (cost: Cost) => cost.response + cost.statements;
+
+/**
  * One walk over the operation, with the response data alongside when measuring what it cost.
  * `data` undefined means "before execution": every list holds its connection's `first` items.
  */
@@ -61,15 +75,14 @@ class CostWalk {
   operation(data: Data | undefined): number {
     const { schema, operation } = this.costed;
     const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
-    return root ? this.selection(root, [operation.selectionSet], data, 0) : 0;
+    return root ? total(this.selection(root, [operation.selectionSet], data, 0)) : 0;
   }
 
   /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */
-  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): number {
-    const keyed = this.fieldsOf(type, sets);
-    let cost = 0;
+  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): Cost {
+    let cost = NOTHING;
     const keysPerLeaf = new Map<string, number>();
-    for (const { key, nodes } of keyed) {
+    for (const { key, nodes } of this.fieldsOf(type, sets)) {
       const name = nodes[0].name.value;
       if (name.startsWith('__')) {
         if (name === '__typename') keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
@@ -81,30 +94,36 @@ class CostWalk {
         keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
         continue;
       }
-      cost += this.field(field, nodes, data === undefined ? undefined : data[key], data !== undefined, items);
+      cost = plus(cost, this.field(field, nodes, data === undefined ? undefined : data[key], data !== undefined, items));
     }
-    for (const keys of keysPerLeaf.values()) cost += COST.SCALAR + COST.REPEAT * (keys - 1);
+    for (const keys of keysPerLeaf.values()) cost = plus(cost, { response: COST.SCALAR + COST.REPEAT * (keys - 1), statements: 0 });
     return cost;
   }
 
   /** An object, a list of objects inside a connection, or a connection. */
-  private field(field: GraphQLField<unknown, unknown>, nodes: FieldNode[], value: unknown, executed: boolean, items: number): number {
+  private field(field: GraphQLField<unknown, unknown>, nodes: FieldNode[], value: unknown, executed: boolean, items: number): Cost {
     const type = getNamedType(field.type) as GraphQLObjectType;
     const sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
-    const own = typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0;
-    if (isConnection(field)) return own + this.connection(field, type, nodes[0], sets, value, executed);
+    const own = { response: 0, statements: typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0 };
+    if (isConnection(field)) return plus(own, this.connection(field, type, nodes[0], sets, value, executed));
     if (isListType(unwrapNonNull(field.type))) {
       // The items of a connection: an edge wraps its node and costs nothing of its own.
       const each = type.name.endsWith('Edge') ? 0 : COST.OBJECT;
-      if (!executed) return items * (each + this.selection(type, sets, undefined, 0));
-      const list = Array.isArray(value) ? (value as (Data | null)[]) : [];
-      return list.reduce((sum, item) => sum + each + (item ? this.selection(type, sets, item, 0) : 0), 0);
+      if (!executed) return this.items(items, each, this.selection(type, sets, undefined, 0));
+      const list = (Array.isArray(value) ? (value as (Data | null)[]) : []).map((item) => (item ? this.selection(type, sets, item, 0) : NOTHING));
+      const response = list.reduce((sum, item) => sum + each + item.response, 0);
+      return { response, statements: Math.max(0, ...list.map((item) => item.statements)) };
     }
-    const object = executed && (value === null || value === undefined) ? 0 : this.selection(type, sets, value as Data | undefined, 0);
-    return COST.OBJECT + own + object;
+    const object = executed && (value === null || value === undefined) ? NOTHING : this.selection(type, sets, value as Data | undefined, 0);
+    return plus(plus(own, { response: COST.OBJECT, statements: 0 }), object);
   }
 
-  /** 2, its count and substring filters for each of its statements, and `first` times an item. */
+  /** `count` items: the response of each, the batched statements once. */
+  private items(count: number, each: number, item: Cost): Cost {
+    return { response: count * (each + item.response), statements: count > 0 ? item.statements : 0 };
+  }
+
+  /** 2, `first` times an item, and its count and substring filters for each of its statements. */
   private connection(
     field: GraphQLField<unknown, unknown>,
     type: GraphQLObjectType,
@@ -112,16 +131,15 @@ class CostWalk {
     sets: SelectionSetNode[],
     value: unknown,
     executed: boolean,
-  ): number {
+  ): Cost {
     const args = getArgumentValues(field, node, this.costed.variables);
     const counts = this.fieldsOf(type, sets).some(({ nodes }) => nodes[0].name.value === 'totalCount');
-    const statements = counts ? 2 : 1;
     const filter = args.filter as { nameContains?: string | null } | null | undefined;
-    const substring = filter?.nameContains ? COST.SUBSTRING * statements : 0;
+    const substring = filter?.nameContains ? COST.SUBSTRING * (counts ? 2 : 1) : 0;
     const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
-    const database = COST.CONNECTION + (counts ? COST.COUNT : 0) + substring;
-    if (executed && (value === null || value === undefined)) return database;
-    return database + this.selection(type, sets, value as Data | undefined, first);
+    const own = { response: COST.CONNECTION, statements: (counts ? COST.COUNT : 0) + substring };
+    if (executed && (value === null || value === undefined)) return own;
+    return plus(own, this.selection(type, sets, value as Data | undefined, first));
   }
 
   /** The fields selected on `type`, through fragments, without those that @skip or @include leave out. */
