@@ -25,4 +25,6 @@ export const COST = {
   COUNT: 10,
   /** A substring filter (`nameContains`), for each statement it applies to: the page and the count. */
   SUBSTRING: 20,
+  /** A mutation (each root field of one): a transaction of its own, as Shopify charges 10. */
+  MUTATION: 10,
 } as const;

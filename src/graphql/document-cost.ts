@@ -75,7 +75,10 @@ class CostWalk {
   operation(data: Data | undefined): number {
     const { schema, operation } = this.costed;
     const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
-    return root ? total(this.selection(root, [operation.selectionSet], data, 0)) : 0;
+    if (!root) return 0;
+    // Each mutation runs a transaction of its own, whatever it answers.
+    const writes = operation.operation === 'mutation' ? COST.MUTATION * this.fieldsOf(root, [operation.selectionSet]).length : 0;
+    return writes + total(this.selection(root, [operation.selectionSet], data, 0));
   }
 
   /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */

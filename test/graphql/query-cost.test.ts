@@ -84,6 +84,16 @@ describe('the cost model', () => {
     expect(costOf(looked).requested).toBe(2 * (COST.OBJECT + COST.LOOKUP));
   });
 
+  it('charges each mutation its transaction, whatever it answers', async () => {
+    const cancels = (count: number) => `mutation { ${Array.from({ length: count }, (_, i) => `c${i}: cancelOrder(id: "${i + 1}")`).join(' ')} }`;
+    const one = await gql(t.url, cancels(1));
+    expect(costOf(one).requested).toBe(COST.MUTATION);
+    const many = await gql(t.url, cancels(100));
+    expect(many.status).toBe(400);
+    expect(codes(many)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(costOf(many).requested).toBe(100 * COST.MUTATION + 99 * COST.REPEAT);
+  });
+
   it('charges every repeat of a field under another alias, so a page cannot multiply its response', async () => {
     const names = Array.from({ length: 2000 }, (_, i) => `a${i}: name`).join(' ');
     const result = await gql(t.url, `{ pets(first: 100) { nodes { ${names} } } }`);
