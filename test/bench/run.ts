@@ -14,7 +14,7 @@ import type { Target } from './scenarios';
  * BENCH_SCENARIOS (such as `Q1,Q2`, or `fanout` for live updates) runs some scenarios only.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
- * ATTACK_IN_FLIGHT (default 4) attack queries in flight (scenarios.ts `attacker`); it runs once,
+ * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
  */
@@ -31,7 +31,7 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
   ['attack', ['gateway, limiter off', 'gateway']],
 ];
-const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 4);
+const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
