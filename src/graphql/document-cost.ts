@@ -136,7 +136,7 @@ class CostWalk {
     executed: boolean,
   ): Cost {
     const args = getArgumentValues(field, node, this.costed.variables);
-    const counts = this.fieldsOf(type, sets).some(({ nodes }) => nodes[0].name.value === 'totalCount');
+    const counts = this.fieldsOf(type, sets).some(({ nodes }) => COUNT_FIELDS.has(nodes[0].name.value));
     const filter = args.filter as { nameContains?: string | null } | null | undefined;
     const substring = filter?.nameContains ? COST.SUBSTRING * (counts ? 2 : 1) : 0;
     const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
@@ -186,6 +186,9 @@ class CostWalk {
     return named !== undefined && named !== null && !isObjectType(named);
   }
 }
+
+/** A connection's fields that run its count (once, whichever are selected). */
+const COUNT_FIELDS = new Set(['totalCount', 'totalCountPrecision']);
 
 /** A cursor connection: a `first` argument and a `<Node>Connection` type. */
 function isConnection(field: GraphQLField<unknown, unknown>): boolean {
