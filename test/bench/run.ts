@@ -4,6 +4,7 @@ import { checkAnswers } from './answers';
 import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
 import { createBenchDatabase, dropBenchDatabase } from './fixture';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
+import { runScale } from './scale';
 import type { Target } from './scenarios';
 
 /**
@@ -11,7 +12,8 @@ import type { Target } from './scenarios';
  * first use) and the raw limits (bare node:http + pg, asked by GET and by JSON POST) on real PostgreSQL (DATABASE_URL) with its
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
- * BENCH_SCENARIOS (such as `Q1,Q2`, or `fanout` for live updates) runs some scenarios only.
+ * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
+ * million pets, scale.ts) runs some scenarios only.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
  * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
@@ -35,6 +37,8 @@ const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
+/** `scale` (scale.ts) runs only when asked for: it loads a million pets. */
+const SCALE = ONLY?.includes('scale') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -85,6 +89,8 @@ async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
+  if (PLAN.length === 0 && !FAN_OUT) return;
   console.log('creating and seeding the bench database (20 categories, 10,000 pets, 50,000 orders)…');
   const databaseUrl = await createBenchDatabase(serverUrl);
   // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).
