@@ -1,11 +1,14 @@
 import { performance } from 'node:perf_hooks';
+import { print } from 'graphql';
+import { corpusOperation } from '../frontend/corpus';
 import { BENCH_DATABASE, BENCH_KEY, createBenchDatabase, dropBenchDatabase } from './fixture';
 import { runLoad, startServer } from './processes';
 
 /**
  * `BENCH_SCENARIOS=scale`: the catalogue's reads as the table grows. For each size of SCALE_PETS
  * (default 10,000, 100,000 and 1,000,000 pets, loaded by SQL), one client asks each query 20
- * times after 2 warm-ups (median and p99, HTTP included), then Q1 and Q2 run at 10 connections.
+ * times after 2 warm-ups (median and p99, HTTP included), and each query of the front end's corpus,
+ * then Q1 and Q2 run at 10 connections.
  */
 const SIZES = (process.env.SCALE_PETS ?? '10000,100000,1000000').split(',').map(Number);
 const RUNS = 20;
@@ -23,14 +26,24 @@ const QUERIES: [label: string, query: string][] = [
   ['`pets(filter: { nameContains: "4242" }) { totalCount }`', '{ pets(filter: { nameContains: "4242" }) { totalCount } }'],
 ];
 
+/** The front end's corpus (test/frontend/documents), its queries at their largest page. */
+const CORPUS: [label: string, operation: string, variables: Record<string, unknown>][] = [
+  ['corpus PetList, 100 with stock, a name search and its count', 'PetList', { first: 100, withStock: true, filter: { nameContains: 'Pet 12' } }],
+  ['corpus PetList, 100 available', 'PetList', { first: 100, filter: { status: 'AVAILABLE' } }],
+  ['corpus PetDetail with kin', 'PetDetail', { id: '4242', withKin: true }],
+  ['corpus CategoryList, 100', 'CategoryList', { first: 100 }],
+  ['corpus MyOrders, 100 (an admin: every order)', 'MyOrders', { first: 100 }],
+  ['corpus Quota', 'Quota', {}],
+];
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-async function timeQuery(port: number, query: string): Promise<{ median: number; p99: number }> {
+async function timeQuery(port: number, query: string, variables: Record<string, unknown> = {}): Promise<{ median: number; p99: number }> {
   const ask = async () => {
     const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY },
-      body: JSON.stringify({ query }),
+      body: JSON.stringify({ query, variables }),
     });
     const body = (await response.json()) as { errors?: unknown };
     if (response.status !== 200 || body.errors) throw new Error(`${query} answered ${response.status}: ${JSON.stringify(body)}`);
@@ -58,6 +71,7 @@ export async function runScale(serverUrl: string, env: Record<string, string>, s
       try {
         const times = [];
         for (const [, query] of QUERIES) times.push(await timeQuery(server.port, query));
+        for (const [, name, variables] of CORPUS) times.push(await timeQuery(server.port, print(corpusOperation(name)), variables));
         const q1 = (await runLoad(server.port, 'Q1', 'gateway', seconds, 0)).reqPerSec;
         const q2 = (await runLoad(server.port, 'Q2', 'gateway', seconds, 1_000_000)).reqPerSec;
         columns.push({ pets, times, q1, q2 });
@@ -70,7 +84,8 @@ export async function runScale(serverUrl: string, env: Record<string, string>, s
   }
   const ms = (value: number) => value.toFixed(1);
   const header = `| query | ${columns.map(({ pets }) => `${pets.toLocaleString('en')}: median / p99 ms`).join(' | ')} |`;
-  const lines = QUERIES.map(([label], i) => `| ${label} | ${columns.map(({ times }) => `${ms(times[i].median)} / ${ms(times[i].p99)}`).join(' | ')} |`);
+  const labels = [...QUERIES.map(([label]) => label), ...CORPUS.map(([label]) => label)];
+  const lines = labels.map((label, i) => `| ${label} | ${columns.map(({ times }) => `${ms(times[i].median)} / ${ms(times[i].p99)}`).join(' | ')} |`);
   const base = columns[0];
   const throughput = (field: 'q1' | 'q2') =>
     `| ${field.toUpperCase()} req/s (10 connections) | ${columns.map((column) => `${Math.round(column[field])} (${(column[field] / base[field]).toFixed(2)}×)`).join(' | ')} |`;
