@@ -38,7 +38,10 @@ const CORPUS: [label: string, operation: string, variables: Record<string, unkno
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-async function timeQuery(port: number, query: string, variables: Record<string, unknown> = {}): Promise<{ median: number; p99: number }> {
+/** Median and p99 in ms; or the status of a refusal (a document over the cost limit, say), which is not timed. */
+type Timing = { median: number; p99: number } | { refused: number };
+
+async function timeQuery(port: number, query: string, variables: Record<string, unknown> = {}): Promise<Timing> {
   const ask = async () => {
     const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
       method: 'POST',
@@ -46,9 +49,14 @@ async function timeQuery(port: number, query: string, variables: Record<string, 
       body: JSON.stringify({ query, variables }),
     });
     const body = (await response.json()) as { errors?: unknown };
+    if (response.status >= 400 && response.status < 500) return response.status;
     if (response.status !== 200 || body.errors) throw new Error(`${query} answered ${response.status}: ${JSON.stringify(body)}`);
+    return 200;
   };
-  for (let i = 0; i < WARM_UPS; i += 1) await ask();
+  for (let i = 0; i < WARM_UPS; i += 1) {
+    const status = await ask();
+    if (status !== 200) return { refused: status };
+  }
   const times: number[] = [];
   for (let i = 0; i < RUNS; i += 1) {
     const start = performance.now();
@@ -61,7 +69,7 @@ async function timeQuery(port: number, query: string, variables: Record<string, 
 
 export async function runScale(serverUrl: string, env: Record<string, string>, seconds: number): Promise<void> {
   const name = `${BENCH_DATABASE}_scale`;
-  const columns: { pets: number; times: { median: number; p99: number }[]; q1: number; q2: number }[] = [];
+  const columns: { pets: number; times: Timing[]; q1: number; q2: number }[] = [];
   try {
     for (const pets of SIZES) {
       const loadStart = performance.now();
@@ -82,10 +90,10 @@ export async function runScale(serverUrl: string, env: Record<string, string>, s
   } finally {
     await dropBenchDatabase(serverUrl, name);
   }
-  const ms = (value: number) => value.toFixed(1);
+  const ms = (timing: Timing) => ('refused' in timing ? `refused (${timing.refused})` : `${timing.median.toFixed(1)} / ${timing.p99.toFixed(1)}`);
   const header = `| query | ${columns.map(({ pets }) => `${pets.toLocaleString('en')}: median / p99 ms`).join(' | ')} |`;
   const labels = [...QUERIES.map(([label]) => label), ...CORPUS.map(([label]) => label)];
-  const lines = labels.map((label, i) => `| ${label} | ${columns.map(({ times }) => `${ms(times[i].median)} / ${ms(times[i].p99)}`).join(' | ')} |`);
+  const lines = labels.map((label, i) => `| ${label} | ${columns.map(({ times }) => ms(times[i])).join(' | ')} |`);
   const base = columns[0];
   const throughput = (field: 'q1' | 'q2') =>
     `| ${field.toUpperCase()} req/s (10 connections) | ${columns.map((column) => `${Math.round(column[field])} (${(column[field] / base[field]).toFixed(2)}×)`).join(' | ')} |`;
