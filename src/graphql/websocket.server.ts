@@ -11,6 +11,7 @@ import {
   createSourceEventStream,
   execute,
   getOperationAST,
+  GraphQLError,
   Kind,
   parse,
   print,
@@ -34,6 +35,7 @@ import { endWithError } from '../http/http-server';
 import { MAX_BODY_BYTES } from './graphql.route';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
+import { conditionalRootField } from './subscription-root';
 
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -186,6 +188,10 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     } catch (error) {
       return refuse('GRAPHQL_PARSE_FAILED', (error as Error).message);
     }
+    for (const definition of document.definitions) {
+      const conditional = definition.kind === Kind.OPERATION_DEFINITION ? conditionalRootField(document, definition) : undefined;
+      if (conditional) return refuse('GRAPHQL_VALIDATION_FAILED', conditional);
+    }
     const invalid = validate(schema, document);
     if (invalid.length > 0) return refuse('GRAPHQL_VALIDATION_FAILED', invalid.map((error) => error.message).join('; '));
     const operation = getOperationAST(document, payload.operationName);
@@ -274,7 +280,15 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       onSubscribe: async (ctx, id, payload) => {
         const state = (ctx.extra as SocketExtra).state;
         if (!state) return refuse('UNAUTHENTICATED', 'Send connection_init first');
-        return prepare(state, id, payload);
+        try {
+          return await prepare(state, id, payload);
+        } catch (error) {
+          // A refusal for this id, never a 4500 that ends the socket's other subscriptions. A
+          // GraphQLError comes of the client's document, which error-level lines never quote.
+          if (error instanceof GraphQLError) logger.warn({ err: error.message }, 'a subscribe could not be checked');
+          else logger.error({ err: (error as Error).message }, 'a subscribe failed');
+          return refuse('INTERNAL_SERVER_ERROR', 'Internal server error');
+        }
       },
       subscribe: (args) => {
         const subscription = prepared.get(args.contextValue as object);
