@@ -83,7 +83,8 @@ interface SocketState {
   id: string;
   socket: WebSocket;
   caller: Caller;
-  rawKey?: string;
+  /** Every key the socket presented (payload, header), checked again while it is open. */
+  rawKeys: string[];
   /** Set when a subscribe started a ban: the socket closes with this reason once the error is out. */
   closeWith?: string;
 }
@@ -327,39 +328,62 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     KEEP_ALIVE_MS,
   );
 
-  /** The socket's caller, or the §6 code it is refused with. */
+  /**
+   * The socket's caller, or the §6 code it is refused with. Every key presented, in the payload or
+   * the upgrade header, must be a string naming a valid key: one that is not never makes the
+   * socket anonymous. With both, the payload's key is the caller.
+   */
   const identify = async (
     params: Record<string, unknown> | undefined,
     request: IncomingMessage,
     socket: WebSocket,
   ): Promise<SocketState | string> => {
-    const fromPayload = params?.['X-API-Key'] ?? params?.['x-api-key'];
-    const header = request.headers['x-api-key'];
-    const rawKey = typeof fromPayload === 'string' ? fromPayload.trim() : typeof header === 'string' ? header.trim() : undefined;
+    const presented: unknown[] = [];
+    const payloadName = ['X-API-Key', 'x-api-key'].find((name) => (params ? Object.hasOwn(params, name) : false));
+    if (payloadName !== undefined) presented.push(params?.[payloadName]);
+    if (request.headers['x-api-key'] !== undefined) presented.push(request.headers['x-api-key']);
+    if (presented.some((value) => typeof value !== 'string')) return 'INVALID_API_KEY';
+    const rawKeys = (presented as string[]).map((value) => value.trim());
     const address = clientAddress(request, config.trustProxy);
     let caller: Caller = { kind: 'anonymous', address };
     try {
-      if (rawKey !== undefined) {
+      for (const rawKey of rawKeys) {
         const key = await services.apiKeys.authenticate(rawKey);
         if (!key) return 'INVALID_API_KEY';
-        caller = { kind: 'key', address, key };
+        if (caller.kind === 'anonymous') caller = { kind: 'key', address, key };
       }
       if (deps.limiting && (await services.limiter.bannedUntil(identityOf(caller))) !== null) {
-        return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
+        return bannedCode(caller);
       }
     } catch (error) {
       logger.debug({ err: (error as Error).message }, 'could not check a socket key');
       return 'SERVICE_UNAVAILABLE';
     }
-    return { id: randomUUID(), socket, caller, rawKey };
+    return { id: randomUUID(), socket, caller, rawKeys };
   };
 
-  // A key revoked while its sockets are open: they are closed at the next check.
+  /**
+   * A key revoked, or an identity banned on any surface, while its sockets are open: they are
+   * closed at the next check. One ban look-up per identity, however many sockets it holds.
+   */
   const recheck = setInterval(() => {
+    const byIdentity = new Map<string, [WebSocket, SocketState][]>();
     for (const [socket, state] of sockets) {
-      if (state.rawKey === undefined) continue;
-      services.apiKeys.authenticate(state.rawKey).then(
-        (key) => key || socket.close(FORBIDDEN_CLOSE, 'INVALID_API_KEY'),
+      for (const rawKey of state.rawKeys) {
+        services.apiKeys.authenticate(rawKey).then(
+          (key) => key || socket.close(FORBIDDEN_CLOSE, 'INVALID_API_KEY'),
+          () => undefined,
+        );
+      }
+      const identity = identityOf(state.caller);
+      const held = byIdentity.get(identity);
+      if (held) held.push([socket, state]);
+      else byIdentity.set(identity, [[socket, state]]);
+    }
+    if (!deps.limiting) return;
+    for (const [identity, held] of byIdentity) {
+      services.limiter.bannedUntil(identity).then(
+        (until) => until !== null && held.forEach(([socket, state]) => socket.close(FORBIDDEN_CLOSE, bannedCode(state.caller))),
         () => undefined,
       );
     }
@@ -440,6 +464,11 @@ function eventShape(
   const values = [...used].sort().map((name) => [name, variables[name]]);
   const role = caller.kind === 'key' ? caller.key.role : 'anonymous';
   return { document: eventDocument, key: `${role}\n${operation.name?.value ?? ''}\n${JSON.stringify(values)}\n${print(eventDocument)}` };
+}
+
+/** The §6 code of a banned caller. */
+function bannedCode(caller: Caller): string {
+  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
 }
 
 /** The subscription's root field: the label of its metrics. */
