@@ -28,6 +28,8 @@ export interface Config {
   petsSunset: Date;
   trustProxy: boolean;
   maxQueryCost: number;
+  /** Open WebSockets per instance; unset: half the process's open-file limit (limits/open-file-limit.ts). */
+  maxSockets?: number;
   corsOrigins: string[];
   introspection: boolean;
   logLevel: string;
@@ -232,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),
+    maxSockets: present(env, 'MAX_SOCKETS') === undefined ? undefined : integer(env, 'MAX_SOCKETS', 0, 1, 1_000_000),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     introspection: boolean(env, 'GRAPHQL_INTROSPECTION', !production),
     logLevel,

@@ -97,3 +97,17 @@ export const SUBSCRIPTION_CAPS: Readonly<Record<Plan, number>> = {
 export function subscriptionCapOf(caller: { kind: 'key'; key: { plan: Plan } } | { kind: 'anonymous' }): number {
   return SUBSCRIPTION_CAPS[caller.kind === 'key' ? caller.key.plan : Plan.FREE];
 }
+
+/**
+ * Open WebSockets per identity on an instance (docs/contract.md §9 "Sockets"): room for a socket
+ * per tab and reconnects, twice the subscription cap, far below what takes an instance down.
+ */
+export const PLAN_SOCKETS: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 10,
+  [Plan.PRO]: 50,
+  [Plan.BUSINESS]: 200,
+  [Plan.ENTERPRISE]: 1_000,
+};
+
+/** How many sockets of the caller may be open at once on an instance; anonymous: FREE's, per address. */
+export const socketsOfCaller = (caller: PlannedCaller): number => PLAN_SOCKETS[planOf(caller)];

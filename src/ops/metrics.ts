@@ -71,6 +71,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly socketRefusals = new Counter({
+    name: 'petstore_live_socket_refusals_total',
+    help: 'WebSockets refused for a bound: pending_per_address, open_per_identity or instance_ceiling.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource?: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
     if (dataSource) this.watchPool(dataSource);
@@ -101,6 +108,10 @@ export class Metrics {
 
   observeDropped(operation: string, count = 1): void {
     this.dropped.inc({ operation }, count);
+  }
+
+  observeSocketRefusal(reason: string): void {
+    this.socketRefusals.inc({ reason });
   }
 
   /** Open WebSockets and active subscriptions by root field, read at each scrape. */
