@@ -4,9 +4,10 @@ import type { DataSource } from 'typeorm';
 import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
 import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
-import { admissionOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
+import { admissionOfCaller, databaseTimeOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
 import { createServices, type Services, servicesOver } from './context';
+import { DatabaseTime } from './db/database-time';
 import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
 import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
@@ -64,6 +65,8 @@ export interface App {
   express: Express;
   services: Services;
   metrics: Metrics;
+  /** Each identity's database time on this instance (docs/contract.md §5). */
+  databaseTime: DatabaseTime;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `express`. */
   websockets: WebSocketGateway;
   /** Stops GraphQL execution and the limiter's Redis client; the caller closes the HTTP server and the database. */
@@ -120,13 +123,22 @@ export async function createApp({
   if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined));
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
-  // Each request's statements are counted, and each identity's run a few at a time (docs/contract.md §5).
+  // Each request's statements are counted, and each identity's run a few at a time, within its
+  // database time a minute (docs/contract.md §5).
   const statementSlots = new IdentitySlots();
+  const databaseTime = new DatabaseTime();
   app.use((req, _res, next) => {
     const caller = callerOf(req);
     const identity = req.rateLimitIdentity ?? identityOf(caller);
     const size = statementsAtOnceOfCaller(caller);
-    req.services = servicesOver(services, budgetedView(dataSource, new StatementBudget(() => statementSlots.of(identity, size))));
+    const budget = new StatementBudget({
+      slots: () => statementSlots.of(identity, size),
+      waitMs: config.databaseStatementTimeoutMs,
+      time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
+      // A client's own backlog: a warning, not an error of the gateway's.
+      onRefusal: (refusal) => logger.warn({ requestId: req.requestId, reason: refusal.message }, 'request refused: over its database allowance'),
+    });
+    req.services = servicesOver(services, budgetedView(dataSource, budget));
     next();
   });
   app.use('/graphql', graphqlRoute(apollo));
@@ -138,6 +150,7 @@ export async function createApp({
     express: app,
     services,
     metrics,
+    databaseTime,
     websockets,
     async stop() {
       await websockets.close();

@@ -70,6 +70,13 @@ export class ApiError extends GraphQLError {
   }
 }
 
+/**
+ * A refusal raised while fields execute that refuses the whole request, as one before execution
+ * would: sent with its own status and headers, not as a field error in a 200 (a client over its
+ * database allowance, docs/contract.md §5).
+ */
+export class RequestRefusal extends ApiError {}
+
 export const badInput = (message: string) => new ApiError('BAD_USER_INPUT', message);
 export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`);
 

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
+import { trimName } from '../common/validators';
 import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
@@ -58,7 +59,7 @@ export class ApiKeyService extends DatabaseService {
     const key = generateApiKey();
     const apiKey = await this.keys.save(
       this.keys.create({
-        name: input.name.trim(),
+        name: trimName(input.name),
         keyHash: hashApiKey(key),
         plan: input.plan,
         role: input.role,

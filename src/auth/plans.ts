@@ -54,6 +54,20 @@ export const PLAN_STATEMENTS_AT_ONCE: Readonly<Record<Plan, number>> = {
   [Plan.ENTERPRISE]: 8,
 };
 
+/**
+ * Statement time one identity may use per minute on an instance (db/database-time.ts), on the
+ * model of GitHub's secondary limit of CPU time per minute: a FREE client (every anonymous
+ * address) a sixth of a database core, BUSINESS a whole one. An ENTERPRISE key gets 120 s or
+ * 60 ms for each request of its agreed minute quota, whichever is more, as BUSINESS gets for its 1,000.
+ */
+export const PLAN_DATABASE_MS_PER_MINUTE: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 10_000,
+  [Plan.PRO]: 30_000,
+  [Plan.BUSINESS]: 60_000,
+  [Plan.ENTERPRISE]: 120_000,
+};
+const DATABASE_MS_PER_ENTERPRISE_REQUEST = 60;
+
 /** What the concurrency bounds need of a caller; every Caller fits. */
 export type PlannedCaller = { kind: 'key'; key: { plan: Plan } } | { kind: 'anonymous' };
 
@@ -67,6 +81,13 @@ export function admissionOfCaller(caller: PlannedCaller): Admission {
 
 /** How many statements of the caller may run at once on an instance; anonymous: FREE's. */
 export const statementsAtOnceOfCaller = (caller: PlannedCaller): number => PLAN_STATEMENTS_AT_ONCE[planOf(caller)];
+
+/** Milliseconds of statement time the caller may use per minute on an instance; anonymous: FREE's. */
+export function databaseTimeOfCaller(caller: PlannedCaller & ({ kind: 'key'; key: { quota: Quota } } | { kind: 'anonymous' })): number {
+  const allowance = PLAN_DATABASE_MS_PER_MINUTE[planOf(caller)];
+  if (caller.kind !== 'key' || caller.key.plan !== Plan.ENTERPRISE) return allowance;
+  return Math.max(allowance, caller.key.quota.perMinute * DATABASE_MS_PER_ENTERPRISE_REQUEST);
+}
 
 /** The quota of the ADMIN_API_KEY (docs/contract.md §4). */
 export const ADMIN_KEY_QUOTA: Quota = { perMinute: 10_000, perDay: 1_000_000 };

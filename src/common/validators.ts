@@ -17,7 +17,19 @@ export function NotNull(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-/** Names are bounded after trimming (docs/contract.md §3): "  " is empty, not two characters. */
+/**
+ * White space, control and invisible format characters (Unicode Cf: U+200B, U+200D, U+2060, U+FEFF, …)
+ * at either end of a text: none of them shows, so a name made only of them is empty.
+ */
+const INVISIBLE_ENDS = /^[\s\p{Cc}\p{Cf}]+|[\s\p{Cc}\p{Cf}]+$/gu;
+
+/** A name as it is counted and stored (docs/contract.md §3): without what does not show at its ends. */
+export const trimName = (text: string): string => text.replace(INVISIBLE_ENDS, '');
+
+/**
+ * Names are bounded after trimming (docs/contract.md §3): "  " and "\u200b\u200b" are empty, not two
+ * characters. What is left starts and ends with a visible character.
+ */
 export function TrimmedLength(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
@@ -25,7 +37,7 @@ export function TrimmedLength(min: number, max: number, options?: ValidationOpti
       validator: {
         validate: (value: unknown) => {
           if (typeof value !== 'string') return false;
-          const length = [...value.trim()].length;
+          const length = [...trimName(value)].length;
           return length >= min && length <= max;
         },
         defaultMessage: (args) => `${args?.property} must be ${min} to ${max} characters after trimming`,

@@ -4,6 +4,15 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 export const IN_MEMORY = 'memory://';
 
+/**
+ * The extensions the migrations create (pg_trgm: the pet-name search index), for every PGlite to
+ * load. An ES module only, imported as PGlite imports its own parts.
+ */
+export async function embeddedExtensions() {
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  return { pg_trgm };
+}
+
 export interface EmbeddedPostgres {
   /** A postgres:// URL on loopback; PGlite runs one session, so connect with a pool of one. */
   url: string;
@@ -16,7 +25,7 @@ export interface EmbeddedPostgres {
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   if (dataDir !== IN_MEMORY) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir === IN_MEMORY ? undefined : dataDir);
+  const db = await PGlite.create({ dataDir: dataDir === IN_MEMORY ? undefined : dataDir, extensions: await embeddedExtensions() });
   // The pool holds one connection; a second slot only bridges the moment a dropped connection's
   // socket is still being released while its replacement connects.
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });

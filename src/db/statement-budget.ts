@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import { ApiError } from '../errors';
+import { ApiError, RequestRefusal } from '../errors';
 import { poolOf } from '../sql/pool';
-import { STATEMENT_TIMEOUT_MS } from './data-source';
+import type { DatabaseTime } from './database-time';
 
 /**
  * What one request may ask of the database (docs/contract.md §5): statements in all, and at
@@ -12,9 +12,26 @@ import { STATEMENT_TIMEOUT_MS } from './data-source';
  */
 export const STATEMENTS_PER_REQUEST = 200;
 
+/**
+ * A wait for a slot that ran out. `turnedOver`: some holder freed its slot meanwhile, so the
+ * statements ahead were running, only too many of them; otherwise none finished in a whole wait,
+ * as when the database hangs.
+ */
+export class SlotWaitTimeout extends Error {
+  constructor(
+    timeoutMs: number,
+    readonly turnedOver: boolean,
+  ) {
+    super(`waited ${timeoutMs} ms for a statement slot`);
+    this.name = 'SlotWaitTimeout';
+  }
+}
+
 /** A counting semaphore: `size` holders at once, the rest wait in order. */
 export class Slots {
   private running = 0;
+  /** Slots freed so far: a waiter that sees this move knows its client's statements are running. */
+  private freed = 0;
   private readonly waiting: (() => void)[] = [];
 
   constructor(
@@ -23,12 +40,13 @@ export class Slots {
   ) {}
 
   /**
-   * Waits for a slot, at most `timeoutMs` (then rejects as the pool does when it has no
-   * connection in time); the returned function frees the slot (once).
+   * Waits for a slot, at most `timeoutMs` (then rejects with SlotWaitTimeout); the returned
+   * function frees the slot (once).
    */
   async take(timeoutMs = Infinity): Promise<() => void> {
     if (this.running < this.size) this.running += 1;
     else {
+      const freedBefore = this.freed;
       await new Promise<void>((resolve, reject) => {
         const waiter = () => {
           clearTimeout(timer);
@@ -38,7 +56,7 @@ export class Slots {
           ? setTimeout(() => {
               const at = this.waiting.indexOf(waiter);
               if (at >= 0) this.waiting.splice(at, 1);
-              reject(new Error("timeout exceeded when trying to connect: waiting for this client's turn on the database"));
+              reject(new SlotWaitTimeout(timeoutMs, this.freed !== freedBefore));
             }, timeoutMs)
           : undefined;
         this.waiting.push(waiter);
@@ -48,6 +66,7 @@ export class Slots {
     return () => {
       if (freed) return;
       freed = true;
+      this.freed += 1;
       // The slot passes straight to the next waiter, if any.
       const next = this.waiting.shift();
       if (next) return next();
@@ -71,30 +90,70 @@ export class IdentitySlots {
   }
 }
 
+/** What one request's statements may use: its identity's slots and database time. */
+export interface StatementAllowance {
+  /** Looked up at each statement: an identity's slots are dropped while none is taken. */
+  slots: () => Slots;
+  /** How long a statement waits for a slot (DATABASE_STATEMENT_TIMEOUT_MS). */
+  waitMs: number;
+  /** The identity's database time, and how much of it it may use a minute. */
+  time?: { meter: DatabaseTime; identity: string; allowanceMs: number };
+  /** Statements in all. */
+  total?: number;
+  /** Told of the request's refusal, once. */
+  onRefusal?: (refusal: RequestRefusal) => void;
+}
+
 /**
  * One request's allowance. A statement here is a checkout of a pool connection: one statement
  * for every read, one for a whole transaction.
  */
 export class StatementBudget {
   private used = 0;
+  private refusal?: RequestRefusal;
+  readonly total: number;
 
-  constructor(
-    /** Looked up at each statement: an identity's slots are dropped while none is taken. */
-    private readonly slots: () => Slots,
-    readonly total = STATEMENTS_PER_REQUEST,
-  ) {}
+  constructor(private readonly allowance: StatementAllowance) {
+    this.total = allowance.total ?? STATEMENTS_PER_REQUEST;
+  }
 
   /** Takes one statement, waiting for a slot; the returned function frees the slot. */
-  acquire(): Promise<() => void> {
+  async acquire(): Promise<() => void> {
+    // Once refused, the request's other statements are refused at once rather than queued.
+    if (this.refusal) throw this.refusal;
     if (this.used >= this.total) {
-      return Promise.reject(
-        new ApiError('QUERY_TOO_COMPLEX', `This request has run the ${this.total} database statements a request may run; ask for less at once`),
-      );
+      throw new ApiError('QUERY_TOO_COMPLEX', `This request has run the ${this.total} database statements a request may run; ask for less at once`);
     }
     this.used += 1;
-    // A turn is waited for at most as long as a statement may run: on a hung database each of a
-    // client's requests gets its 503 within that bound, not one after another.
-    return this.slots().take(STATEMENT_TIMEOUT_MS);
+    const { time } = this.allowance;
+    const waitMs = time ? time.meter.waitMs(time.identity, time.allowanceMs) : 0;
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      throw this.refuse(`This client has used its ${time!.allowanceMs / 1000} s of database time a minute; retry in ${seconds} s`, seconds);
+    }
+    try {
+      // A turn is waited for at most as long as a statement may run.
+      return await this.allowance.slots().take(this.allowance.waitMs);
+    } catch (error) {
+      if (!(error instanceof SlotWaitTimeout)) throw error;
+      // The client's own statements held every slot it has, and kept finishing: its backlog is
+      // its own, and it is told to slow down. None finished in a whole statement timeout: the
+      // database is not answering (503, as for the statements ahead).
+      if (!error.turnedOver) throw new Error(`timeout exceeded when trying to connect: ${error.message}, none of this client's statements ahead finished`);
+      throw this.refuse(`This client's earlier statements kept every one of its statement slots for ${this.allowance.waitMs} ms; send fewer requests at once`, 1);
+    }
+  }
+
+  /** Charges the identity for `ms` a statement held its connection. */
+  charge(ms: number): void {
+    const { time } = this.allowance;
+    time?.meter.spend(time.identity, time.allowanceMs, ms);
+  }
+
+  private refuse(message: string, retryAfterSeconds: number): RequestRefusal {
+    this.refusal = new RequestRefusal('RATE_LIMITED', message, { 'Retry-After': String(Math.max(1, retryAfterSeconds)) });
+    this.allowance.onRefusal?.(this.refusal);
+    return this.refusal;
   }
 }
 
@@ -113,10 +172,13 @@ export function budgetedView(dataSource: DataSource, budget: StatementBudget): D
     const free = await budget.acquire();
     try {
       const client = await pool.connect();
+      // The statement's time is what it holds a connection, not what it waited for one.
+      const connectedAt = performance.now();
       const release = client.release.bind(client);
       client.release = (error?: Error | boolean) => {
         client.release = release;
         free();
+        budget.charge(performance.now() - connectedAt);
         return release(error);
       };
       return client;

@@ -1,20 +1,33 @@
 import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { RequestRefusal } from '../errors';
 
 /**
  * docs/contract.md §6: a request refused before execution is sent with its error's status; errors
- * raised while executing fields come in a 200 response (a database outage excepted: 503).
- * Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
+ * raised while executing fields come in a 200 response (a database outage excepted: 503; and a
+ * RequestRefusal, which refuses the whole request: its status and headers, such as a 429's
+ * Retry-After). Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
  */
 export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
   // One listener object for every request: it keeps no state of its own.
   const listener = {
-    async willSendResponse({ response }: GraphQLRequestContextWillSendResponse<TContext>) {
+    async willSendResponse({ response, errors: raised }: GraphQLRequestContextWillSendResponse<TContext>) {
       if (response.body.kind !== 'single') return;
       const { data, errors } = response.body.singleResult;
       if (!errors?.length) return;
       const statuses = errors.map((error) => Number(error.extensions?.status));
-      if (data === undefined) response.http.status = statuses[0] || 500;
-      else if (statuses.includes(503)) response.http.status = 503;
+      if (data === undefined) {
+        response.http.status = statuses[0] || 500;
+        return;
+      }
+      if (statuses.includes(503)) {
+        response.http.status = 503;
+        return;
+      }
+      const refusal = raised?.map((error) => unwrapResolverError(error)).find((error) => error instanceof RequestRefusal);
+      if (!refusal) return;
+      response.http.status = refusal.status;
+      for (const [name, value] of Object.entries(refusal.headers)) response.http.headers.set(name, value);
     },
   };
   return { requestDidStart: async () => listener };

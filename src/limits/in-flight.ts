@@ -1,3 +1,5 @@
+import { BoundedCounts } from './bounded-counts';
+
 /** How many requests of one identity may run at once, and how many more may wait for a slot. */
 export interface Admission {
   /** Requests running at once. */
@@ -8,11 +10,8 @@ export interface Admission {
   waitMs: number;
 }
 
-interface Slots {
-  taken: number;
-  /** Waiters in arrival order; each is called with true when handed a slot, false when its wait ran out. */
-  waiting: ((admitted: boolean) => void)[];
-}
+/** Called with true when handed a slot, false when the wait ran out. */
+type Waiter = (admitted: boolean) => void;
 
 /**
  * Requests of each identity in flight on this instance (docs/contract.md §5, "Concurrency"). A
@@ -22,55 +21,56 @@ interface Slots {
  * GitHub's secondary limits: it bounds what one instance carries for one client.
  */
 export class InFlight {
-  private readonly slots = new Map<string, Slots>();
+  private readonly taken = new BoundedCounts();
+  private readonly waiting = new Map<string, Waiter[]>();
 
   /** `onWait` hears of every request that has to wait (for metrics). */
   constructor(private readonly onWait: () => void = () => {}) {}
 
   /**
    * Resolves true once the identity holds a slot (call `leave` when the request ends), false when
-   * the queue was full or the wait ran out. A free slot is taken before anything awaits, so that
-   * concurrent requests cannot all see it free.
+   * the queue was full or the wait ran out. A free slot is taken before anything awaits.
    */
   enter(identity: string, admission: Admission): Promise<boolean> {
-    const slots = this.slots.get(identity) ?? { taken: 0, waiting: [] };
-    this.slots.set(identity, slots);
-    if (slots.taken < admission.max) {
-      slots.taken += 1;
-      return Promise.resolve(true);
-    }
-    if (slots.waiting.length >= admission.queue) return Promise.resolve(false);
+    if (this.taken.enter(identity, admission.max)) return Promise.resolve(true);
+    const queue = this.waiting.get(identity) ?? [];
+    if (queue.length >= admission.queue) return Promise.resolve(false);
+    this.waiting.set(identity, queue);
     this.onWait();
     return new Promise((resolve) => {
-      const waiter = (admitted: boolean) => {
+      const waiter: Waiter = (admitted) => {
         clearTimeout(timer);
         resolve(admitted);
       };
       const timer = setTimeout(() => {
-        slots.waiting.splice(slots.waiting.indexOf(waiter), 1);
+        this.dequeue(identity, waiter);
         waiter(false);
       }, admission.waitMs);
-      slots.waiting.push(waiter);
+      queue.push(waiter);
     });
   }
 
   /** Gives the slot to the longest waiter, or frees it. */
   leave(identity: string): void {
-    const slots = this.slots.get(identity);
-    if (!slots) return;
-    const next = slots.waiting.shift();
-    if (next) return next(true);
-    slots.taken -= 1;
-    if (slots.taken <= 0) this.slots.delete(identity);
+    const next = this.waiting.get(identity)?.[0];
+    if (!next) return this.taken.leave(identity);
+    this.dequeue(identity, next);
+    next(true);
   }
 
   /** Slots taken by the identity. */
   of(identity: string): number {
-    return this.slots.get(identity)?.taken ?? 0;
+    return this.taken.of(identity);
   }
 
   /** Requests of the identity waiting for a slot. */
   waitingOf(identity: string): number {
-    return this.slots.get(identity)?.waiting.length ?? 0;
+    return this.waiting.get(identity)?.length ?? 0;
+  }
+
+  private dequeue(identity: string, waiter: Waiter): void {
+    const queue = this.waiting.get(identity) ?? [];
+    queue.splice(queue.indexOf(waiter), 1);
+    if (queue.length === 0) this.waiting.delete(identity);
   }
 }

@@ -1,4 +1,4 @@
-import { InFlight } from './in-flight';
+import { BoundedCounts } from './bounded-counts';
 
 /** The bound a refused socket would have passed: the label of its metric and log line. */
 export type SocketRefusal = 'pending_per_address' | 'open_per_identity' | 'instance_ceiling';
@@ -19,9 +19,9 @@ const INSTANCE = 'instance';
  * instance by design, as requests in flight are: it bounds what one instance carries.
  */
 export class SocketAdmission {
-  private readonly open = new InFlight();
-  private readonly pending = new InFlight();
-  private readonly identities = new InFlight();
+  private readonly open = new BoundedCounts();
+  private readonly pending = new BoundedCounts();
+  private readonly identities = new BoundedCounts();
 
   constructor(private readonly bounds: SocketBounds) {}
 

@@ -1,11 +1,15 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../sql/pool';
+import { BusiestNames } from './busiest-names';
 
 /** Which part of the gateway answered a request, for logs and metrics. */
 export type Surface = 'graphql' | 'rest' | 'ops' | 'none';
 
-/** Distinct GraphQL operation names kept as labels; later ones are counted as `other`. */
+/**
+ * Distinct GraphQL operation names kept as labels: the busiest ones. A name pushed out by a
+ * busier one has its request counts moved to `other` and its durations dropped.
+ */
 export const MAX_OPERATION_LABELS = 200;
 
 /**
@@ -14,7 +18,9 @@ export const MAX_OPERATION_LABELS = 200;
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly operations = new Set<string>();
+  private readonly operations = new BusiestNames(MAX_OPERATION_LABELS);
+  /** Requests counted under each kept operation, by `surface status`: moved to `other` when it goes. */
+  private readonly requestsOf = new Map<string, Map<string, number>>();
 
   private readonly requests = new Counter({
     name: 'petstore_http_requests_total',
@@ -84,9 +90,14 @@ export class Metrics {
   }
 
   observeRequest(surface: Surface, operation: string, status: number, seconds: number): void {
-    const label = this.boundedOperation(operation);
-    this.requests.inc({ surface, operation: label, status: String(status) });
-    this.duration.observe({ surface, operation: label }, seconds);
+    // REST routes, ops paths and `anonymous` are the gateway's own few names; GraphQL clients name the rest.
+    if (surface === 'graphql' && operation !== 'anonymous') this.keepOperation(operation);
+    this.requests.inc({ surface, operation, status: String(status) });
+    this.duration.observe({ surface, operation }, seconds);
+    const series = `${surface} ${status}`;
+    const counted = this.requestsOf.get(operation) ?? new Map<string, number>();
+    counted.set(series, (counted.get(series) ?? 0) + 1);
+    this.requestsOf.set(operation, counted);
   }
 
   observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void {
@@ -135,11 +146,20 @@ export class Metrics {
     });
   }
 
-  private boundedOperation(operation: string): string {
-    if (this.operations.has(operation)) return operation;
-    if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
-    this.operations.add(operation);
-    return operation;
+  /**
+   * Keeps `operation` among the labels, dropping the series of the name it displaced; that name's
+   * request counts move to `other`, so that the total never goes down.
+   */
+  private keepOperation(operation: string): void {
+    const displaced = this.operations.observe(operation);
+    if (displaced === undefined) return;
+    for (const [series, count] of this.requestsOf.get(displaced) ?? []) {
+      const [surface, status] = series.split(' ');
+      this.requests.remove({ surface, operation: displaced, status });
+      this.requests.inc({ surface, operation: 'other', status }, count);
+      this.duration.remove({ surface, operation: displaced });
+    }
+    this.requestsOf.delete(displaced);
   }
 
   /** Connections of the pg pool, read at each scrape. */

@@ -1,13 +1,14 @@
 import { In } from 'typeorm';
 import { DatabaseService } from '../sql/database-service';
 import type { Page, PageRequest } from '../common/page';
+import { trimName } from '../common/validators';
 import { deleteUnreferenced, keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
 import { Category } from './category.entity';
 import type { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
 
 /** Descriptions are kept trimmed; an empty one is no description. */
-const cleanDescription = (text: string | null | undefined) => text?.trim() || null;
+const cleanDescription = (text: string | null | undefined) => (text && trimName(text)) || null;
 
 export class CategoryService extends DatabaseService {
 
@@ -29,14 +30,14 @@ export class CategoryService extends DatabaseService {
 
   create(input: NewCategoryInput): Promise<Category> {
     return this.categories.save(
-      this.categories.create({ name: input.name.trim(), description: cleanDescription(input.description) }),
+      this.categories.create({ name: trimName(input.name), description: cleanDescription(input.description) }),
     );
   }
 
   async update(id: string, input: CategoryUpdateInput): Promise<Category> {
     const category = await this.categories.findOneBy({ id });
     if (!category) throw notFound(`Category ${id}`);
-    if (input.name !== undefined) category.name = input.name.trim();
+    if (input.name !== undefined) category.name = trimName(input.name);
     if (input.description !== undefined) category.description = cleanDescription(input.description);
     return this.categories.save(category);
   }

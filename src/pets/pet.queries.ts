@@ -64,9 +64,20 @@ function whereOf(filter: PetFilter, values: unknown[]): { clauses: string[]; key
   };
   if (filter.status) add('p.status = ?', filter.status, 's');
   if (filter.categoryId) add('p.category_id = ?', filter.categoryId, 'c');
-  if (filter.nameContains) add('p.name ILIKE ?', containsPattern(filter.nameContains), 'n');
+  if (filter.nameContains) {
+    add('p.name ILIKE ?', containsPattern(filter.nameContains), 'n');
+    // A name shorter than the text cannot contain it (ILIKE lowers each character to one, as
+    // libc collations do): a long text with no trigram to search by is answered by the length index.
+    add('char_length(p.name) >= ?', [...filter.nameContains].length, '');
+  }
   return { clauses, key };
 }
+
+/**
+ * A statement's name: none for a name search, so that PostgreSQL plans each for its own text (the
+ * trigram index, the length index or a scan) rather than once for every text.
+ */
+const nameOf = (name: string, filterKey: string) => (filterKey.includes('n') ? '' : name);
 
 export function petsByIds(ids: readonly string[], relations: PetRelations): Statement {
   return {
@@ -84,7 +95,7 @@ export function petsPage(filter: PetFilter, page: PageRequest, relations: PetRel
   if (after) clauses.push(after);
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
   return {
-    name: `pets-page-${key}${page.afterId ? 'a' : ''}-${relationsKey(relations)}`,
+    name: nameOf(`pets-page-${key}${page.afterId ? 'a' : ''}-${relationsKey(relations)}`, key),
     text: `${selectFrom(relations)} ${where} ORDER BY ${orderBy} LIMIT ${bind(values)(limit)}`,
     values,
   };
@@ -114,7 +125,7 @@ export function petsCount(filter: PetFilter): Statement {
   if (filter.nameContains) {
     const { clauses, key } = whereOf(filter, values);
     return {
-      name: `pets-count-${key}`,
+      name: nameOf(`pets-count-${key}`, key),
       text: `SELECT count(*)::int AS total FROM (SELECT FROM pets p WHERE ${clauses.join(' AND ')} LIMIT ${bind(values)(COUNT_BOUND + 1)}) matches`,
       values,
     };

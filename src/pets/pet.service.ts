@@ -1,5 +1,6 @@
 import type { Count } from '../common/connection';
 import { Page, PageRequest, toPage } from '../common/page';
+import { trimName } from '../common/validators';
 import { isForeignKeyViolation } from '../sql/pg-errors';
 import { DatabaseService } from '../sql/database-service';
 import { PreparedStatements } from '../sql/prepared';
@@ -65,7 +66,7 @@ export class PetService extends DatabaseService {
       return await this.db.transaction(async (manager) => {
         const pet = await manager.save(
           manager.create(Pet, {
-            name: input.name.trim(),
+            name: trimName(input.name),
             categoryId: input.categoryId,
             status: input.status ?? PetStatus.AVAILABLE,
           }),
@@ -84,7 +85,7 @@ export class PetService extends DatabaseService {
   async update(id: string, input: PetUpdateInput): Promise<Pet> {
     const pet = await this.pets.findOneBy({ id });
     if (!pet) throw notFound(`Pet ${id}`);
-    if (input.name !== undefined) pet.name = input.name.trim();
+    if (input.name !== undefined) pet.name = trimName(input.name);
     if (input.categoryId !== undefined) pet.categoryId = input.categoryId;
     if (input.status !== undefined) pet.status = input.status;
     try {

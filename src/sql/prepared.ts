@@ -7,7 +7,7 @@ import { poolOf } from './pool';
  * each once per connection, and no query is built or entity hydrated per request.
  */
 export interface Statement {
-  /** Names the text: one name, one statement. */
+  /** Names the text: one name, one statement. Empty: planned afresh for each execution's values. */
   name: string;
   text: string;
   values: unknown[];

@@ -1,6 +1,8 @@
 import type { Client } from 'pg';
-import { IdentitySlots, Slots, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
-import { ApiError } from '../../src/errors';
+import { DatabaseTime } from '../../src/db/database-time';
+import { IdentitySlots, Slots, SlotWaitTimeout, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
+import { ApiError, RequestRefusal } from '../../src/errors';
+import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, type GraphQLResult, gql } from '../helpers/gql';
@@ -31,11 +33,12 @@ describe('Slots', () => {
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
-  it('gives up waiting after the timeout, as the pool does, leaving the queue intact', async () => {
+  it('gives up waiting after the timeout, leaving the queue intact', async () => {
     const slots = new Slots(1);
     const free = await slots.take();
     const timedOut = await slots.take(20).catch((error: Error) => error);
-    expect((timedOut as Error).message).toMatch(/^timeout exceeded when trying to connect/);
+    expect(timedOut).toBeInstanceOf(SlotWaitTimeout);
+    expect((timedOut as SlotWaitTimeout).turnedOver).toBe(false);
     const next = slots.take(1_000);
     free();
     (await next)();
@@ -53,11 +56,53 @@ describe('Slots', () => {
 
 describe('StatementBudget', () => {
   it('refuses the statement past its total with QUERY_TOO_COMPLEX', async () => {
-    const budget = new StatementBudget(() => new Slots(1), 3);
+    const budget = new StatementBudget({ slots: () => new Slots(1), waitMs: 1_000, total: 3 });
     for (let i = 0; i < 3; i += 1) (await budget.acquire())();
     const refusal = await budget.acquire().catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ApiError);
     expect((refusal as ApiError).code).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('refuses the whole request with 429 RATE_LIMITED when its wait for a slot runs out behind its own running statements, and its later statements at once', async () => {
+    const slots = new Slots(1);
+    const first = await slots.take();
+    const second = slots.take();
+    const refusals: RequestRefusal[] = [];
+    const budget = new StatementBudget({ slots: () => slots, waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) });
+    const waiting = budget.acquire().catch((error: unknown) => error);
+    // A statement ahead finishes, the next one ahead takes its slot: the queue moves, too slowly.
+    first();
+    const held = await second;
+    const refusal = await waiting;
+    expect(refusal).toBeInstanceOf(RequestRefusal);
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, headers: { 'Retry-After': '1' } });
+    // The next statement does not queue again.
+    await expect(budget.acquire()).rejects.toBe(refusal);
+    expect(refusals).toEqual([refusal]);
+    held();
+  });
+
+  it('says the database is unavailable when no statement ahead finished in a whole wait, as on a hung database', async () => {
+    const slots = new Slots(1);
+    const stuck = await slots.take();
+    const budget = new StatementBudget({ slots: () => slots, waitMs: 20 });
+    const error = await budget.acquire().catch((caught: unknown) => caught);
+    expect(error).not.toBeInstanceOf(ApiError);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    stuck();
+  });
+
+  it('refuses with Retry-After once its identity has spent its database time, and charges what statements hold', async () => {
+    let now = 0;
+    const meter = new DatabaseTime(() => now);
+    const budget = () => new StatementBudget({ slots: () => new Slots(1), waitMs: 1_000, time: { meter, identity: 'ip:1', allowanceMs: 10_000 } });
+    const first = budget();
+    (await first.acquire())();
+    first.charge(10_000);
+    const refusal = await budget().acquire().catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, headers: { 'Retry-After': '1' } });
+    now += 1_000; // a sixth of a second refilled, at 10 s a minute
+    (await budget().acquire())();
   });
 });
 

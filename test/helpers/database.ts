@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Client } from 'pg';
 import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
-import { IN_MEMORY } from '../../src/db/embedded';
+import { embeddedExtensions, IN_MEMORY } from '../../src/db/embedded';
 import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
 
 export interface TestDatabase extends Database {
@@ -46,7 +46,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * reached through `pg`, as src/db/embedded.ts serves the gateway's own.
  */
 async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
-  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS });
+  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
   const stop = async () => {
     await server.stop();

@@ -1,10 +1,25 @@
 import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
 import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
+import { BoundedCounts } from '../../src/limits/bounded-counts';
 import { InFlight } from '../../src/limits/in-flight';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
+
+describe('BoundedCounts', () => {
+  it('takes places up to the bound per key and frees them on leave', () => {
+    const counts = new BoundedCounts();
+    expect([1, 2, 3].map(() => counts.enter('ip:a', 2))).toEqual([true, true, false]);
+    expect(counts.enter('ip:b', 2)).toBe(true);
+    counts.leave('ip:a');
+    expect(counts.of('ip:a')).toBe(1);
+    expect(counts.enter('ip:a', 2)).toBe(true);
+    counts.leave('ip:a');
+    counts.leave('ip:a');
+    expect(counts.of('ip:a')).toBe(0);
+  });
+});
 
 describe('InFlight', () => {
   const admission = { max: 2, queue: 2, waitMs: 1_000 };

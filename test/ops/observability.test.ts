@@ -74,13 +74,14 @@ describe('/metrics', () => {
     expect(text).toMatch(/petstore_process_resident_memory_bytes \d/);
   });
 
-  it('keeps operation names bounded: unnamed operations are `anonymous`, names past the cap `other`', async () => {
+  it('keeps operation names bounded: unnamed operations are `anonymous`, counts of names pushed out `other`', async () => {
     for (let i = 0; i < 210; i += 1) {
       await request(t.url).post('/graphql').set('X-API-Key', t.adminKey).send({ query: `query Op${i} { pets(first: 1) { totalCount } }` });
     }
     const text = (await request(t.url).get('/metrics')).text;
     const names = new Set([...text.matchAll(/petstore_http_requests_total\{surface="graphql",operation="([^"]+)"/g)].map((m) => m[1]));
-    expect(names.size).toBeLessThanOrEqual(201);
+    // The 200 busiest names, `anonymous` and `other`.
+    expect(names.size).toBeLessThanOrEqual(202);
     expect(names.has('other')).toBe(true);
     expect(names.has('anonymous')).toBe(true);
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { connectDatabase } from '../../src/db/database';
+import { embeddedExtensions } from '../../src/db/embedded';
 import { adminQuery, testDatabaseName, withDatabase } from '../helpers/database';
 
 /**
@@ -35,7 +36,7 @@ export async function createTemplate(): Promise<Record<string, string>> {
     await dataSource.destroy();
     return { [TEMPLATE_DATABASE_ENV]: name };
   }
-  const db = await PGlite.create({ startParams: EMBEDDED_START_PARAMS });
+  const db = await PGlite.create({ startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
   await server.start();
   try {
