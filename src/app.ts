@@ -8,6 +8,7 @@ import { admissionOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './au
 import type { Config } from './config';
 import { createServices, type Services, servicesOver } from './context';
 import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
+import { RedisKeyValueCache } from './graphql/apq-cache';
 import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
@@ -81,14 +82,16 @@ export async function createApp({
 }: AppDeps): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
+  const schema = await buildGatewaySchema();
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
-  const schema = await buildGatewaySchema();
-  const apollo = await startGraphQLServer(schema, config, logger);
+  const apollo = await startGraphQLServer(schema, config, logger, {
+    apqCache: limits.redis && new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger),
+  });
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
