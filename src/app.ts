@@ -1,3 +1,4 @@
+import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import cors from 'cors';
 import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
@@ -13,6 +14,7 @@ import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { startGraphQLServer } from './graphql/server';
+import { TrustedDocuments } from './graphql/trusted-documents';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { refuseMalformedHttp } from './http/malformed-http';
 import { requestLog } from './http/request-log';
@@ -83,6 +85,11 @@ export async function createApp({
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
   const schema = await buildGatewaySchema();
+  // Before anything is opened: a manifest document that is invalid or over a limit stops start-up, named.
+  const trustedDocuments =
+    config.trustedDocuments &&
+    TrustedDocuments.load(config.trustedDocuments, schema, { maxCost: config.maxQueryCost, introspection: config.introspection });
+  if (trustedDocuments) logger.info({ file: config.trustedDocuments?.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
@@ -91,6 +98,7 @@ export async function createApp({
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
   const apollo = await startGraphQLServer(schema, config, logger, {
     apqCache: limits.redis && new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger),
+    documentStore: trustedDocuments?.documentStore(new InMemoryLRUCache()),
   });
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
@@ -132,7 +140,7 @@ export async function createApp({
     req.services = servicesOver(services, budgetedView(dataSource, new StatementBudget(() => statementSlots.of(identity, size))));
     next();
   });
-  app.use('/graphql', graphqlRoute(apollo));
+  app.use('/graphql', graphqlRoute(apollo, { documents: trustedDocuments, only: config.trustedDocumentsOnly }));
   app.use(restRoutes(config));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

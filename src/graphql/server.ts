@@ -7,7 +7,7 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import type { GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
@@ -31,18 +31,21 @@ const EXAMPLE_OPERATION = `query FirstPets {
 export interface PersistedDocumentStores {
   /** Automatic persisted queries: Redis, shared by instances (apq-cache.ts). */
   apqCache?: KeyValueCache<string>;
+  /** Parsed and validated documents, trusted ones pinned (TrustedDocuments.documentStore). */
+  documentStore?: KeyValueCache<DocumentNode>;
 }
 
 export async function startGraphQLServer(
   schema: GraphQLSchema,
   config: Pick<Config, 'introspection' | 'maxQueryCost' | 'production'>,
   logger: Logger,
-  { apqCache }: PersistedDocumentStores = {},
+  { apqCache, documentStore }: PersistedDocumentStores = {},
 ): Promise<ApolloServer<Context>> {
   const server = new ApolloServer<Context>({
     schema,
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
     persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
+    ...(documentStore ? { documentStore } : {}),
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: !config.introspection,
     allowBatchedHttpRequests: false,
