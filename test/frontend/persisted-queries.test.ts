@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createCategory, createPet } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
 import { corpusOperation } from './corpus';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -153,3 +154,48 @@ withRedis('automatic persisted queries across two instances on one Redis', () =>
     console.log(`APQ across instances: registered through A in ${onA.length} requests, found on B by 1 request of ${onB[0].bytes} bytes`);
   });
 });
+
+const withOwnRedis = redisServerInstalled() && process.env.REDIS_URL ? describe : describe.skip;
+
+withOwnRedis('automatic persisted queries while Redis is down', () => {
+  let redis: RedisServer;
+  let t: TestApp;
+  beforeAll(async () => {
+    redis = await redisServer();
+    await redis.start();
+    t = await startTestApp({ REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await t.close();
+    await redis.kill();
+  });
+
+  it('treats every hash as unknown, so clients send their documents and nothing fails', async () => {
+    const query = '{ categories(first: 2) { totalCount } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
+    const post = (body: object) => fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post({ query, extensions })).status).toBe(200);
+    expect((await post({ extensions })).status).toBe(200);
+
+    await redis.kill();
+    const byHash = await post({ extensions });
+    expect(byHash.status).toBe(400);
+    expect(((await byHash.json()) as any).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await post({ query, extensions })).status).toBe(200);
+
+    // Back once Redis is: registered hashes are shared again.
+    await redis.start();
+    await untilRedisServes(t);
+    expect((await post({ query, extensions })).status).toBe(200);
+    expect((await post({ extensions })).status).toBe(200);
+  });
+});
+
+/** Resolves once the gateway's /readyz reports Redis serving again (it probes in the background). */
+async function untilRedisServes(app: TestApp): Promise<void> {
+  for (;;) {
+    const body = (await (await fetch(`${app.url}/readyz`)).json()) as { redis?: string };
+    if (body.redis === 'ok') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
