@@ -5,7 +5,7 @@ import { ApolloClient, HttpLink, InMemoryCache, ServerError, gql as tag } from '
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { ApolloServer } from '@apollo/server';
 import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
-import { Kind, type DocumentNode } from 'graphql';
+import { Kind, type DocumentNode, type OperationDefinitionNode, print } from 'graphql';
 import { type Caller } from '../../src/auth/caller';
 import { Plan } from '../../src/auth/plans';
 import { ApiKeyRole } from '../../src/auth/role';
@@ -16,7 +16,7 @@ import { TrustedDocuments } from '../../src/graphql/trusted-documents';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
-import { readCorpus } from './corpus';
+import { corpusOperation, readCorpus } from './corpus';
 import { type GeneratedManifest, generatePersistedDocuments, manifestEntry } from './persisted-manifest';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -45,11 +45,15 @@ describe('the manifest GraphQL Code Generator writes', () => {
     const bytes = statSync(generated.file).size;
     const schema = buildGatewaySchema();
     return schema.then((built) => {
-      const started = process.hrtime.bigint();
-      const trusted = TrustedDocuments.load(loadConfig({ TRUSTED_DOCUMENTS: generated.file }).trustedDocuments!, built, { maxCost: 1000, introspection: true });
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      expect(trusted.size).toBe(operations.length);
-      console.log(`trusted documents: manifest of ${entries.length} documents, ${bytes} bytes; parsed, validated and costed in ${ms.toFixed(1)} ms`);
+      // Reading the file included, as start-up does it; the first load also warms the code up.
+      const load = () => {
+        const started = process.hrtime.bigint();
+        const trusted = TrustedDocuments.load(loadConfig({ TRUSTED_DOCUMENTS: generated.file }).trustedDocuments!, built, { maxCost: 1000, introspection: true });
+        return { trusted, ms: (Number(process.hrtime.bigint() - started) / 1e6).toFixed(1) };
+      };
+      const [first, second] = [load(), load()];
+      expect(first.trusted.size).toBe(operations.length);
+      console.log(`trusted documents: manifest of ${entries.length} documents, ${bytes} bytes; read, parsed, validated and costed in ${first.ms} ms (again: ${second.ms} ms)`);
     });
   });
 });
@@ -210,6 +214,31 @@ describe('serving the manifest, anonymous callers restricted to it', () => {
     expect(codes({ body: null, status: 400, headers: {}, errors: ((await malformed.json()) as any).errors })).toEqual(['BAD_REQUEST']);
     const both = await post({ documentId: manifestEntry(generated.manifest, 'PetList').id, query: UNTRUSTED });
     expect(both.status).toBe(400);
+  });
+
+  it('lets anonymous callers run the corpus by id only, and key holders send it as they like', async () => {
+    const names = readCorpus().flatMap(({ document }) =>
+      document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION).map((d) => d.name!.value),
+    );
+    const tally = (statuses: number[]) => ({ refused: statuses.filter((s) => s === 403).length, passed: statuses.filter((s) => s !== 403 && s !== 404).length });
+    // One at a time: the point is which documents pass, not how many at once.
+    const send = async (body: (name: string) => object, key?: string) => {
+      const statuses: number[] = [];
+      for (const name of names) statuses.push((await post(body(name), key)).status);
+      return tally(statuses);
+    };
+    // As written by hand or printed by Apollo Client: not the manifest's text, so not trusted.
+    const asPrinted = (name: string) => ({ query: print(corpusOperation(name)) });
+    const byId = await send((name) => ({ documentId: manifestEntry(generated.manifest, name).id }));
+    const anonymous = await send(asPrinted);
+    const withKey = await send(asPrinted, clientKey);
+    expect(byId).toEqual({ refused: 0, passed: names.length });
+    expect(anonymous).toEqual({ refused: names.length, passed: 0 });
+    expect(withKey).toEqual({ refused: 0, passed: names.length });
+    console.log(
+      `TRUSTED_DOCUMENTS_ONLY=anonymous, ${names.length} corpus operations: by documentId ${byId.passed} passed; ` +
+        `as printed, anonymous ${anonymous.refused} refused 403; with a client key ${withKey.passed} passed`,
+    );
   });
 
   it('serves Apollo Client with the codegen hashes over GET, one request per query, and refuses other documents', async () => {
