@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createCategory, createPet } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { redisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
 import { corpusOperation } from './corpus';
 
@@ -188,6 +189,35 @@ withOwnRedis('automatic persisted queries while Redis is down', () => {
     await untilRedisServes(t);
     expect((await post({ query, extensions })).status).toBe(200);
     expect((await post({ extensions })).status).toBe(200);
+  });
+});
+
+withOwnRedis('automatic persisted queries across two instances on a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  let db: TestDatabase;
+  let apps: TestApp[];
+  beforeAll(async () => {
+    cluster = await redisCluster(3, 0);
+    db = await createTestDatabase();
+    const env = { REDIS_CLUSTER_NODES: cluster.seeds, REDIS_URL: '' };
+    const first = await startTestApp(env, { db });
+    apps = [first, await startTestApp({ ...env, ADMIN_API_KEY: first.adminKey }, { db, limiterKeyPrefix: first.config.redisKeyPrefix })];
+    for (const app of apps) await untilRedisServes(app);
+  }, 60_000);
+  afterAll(async () => {
+    for (const app of apps ?? []) await app.close();
+    await db?.close();
+    await cluster?.stop();
+  });
+
+  it('finds on instance B a hash registered through instance A', async () => {
+    const document = parse(`{ categories(first: 2) { c${randomBytes(4).toString('hex')}: totalCount } }`);
+    const onA: Exchange[] = [];
+    await persistedQueryClient(apps[0].url, onA).query({ query: document });
+    expect(onA.map((e) => e.sentQuery)).toEqual([false, true]);
+    const onB: Exchange[] = [];
+    await persistedQueryClient(apps[1].url, onB).query({ query: document });
+    expect(onB.map(({ method, sentQuery, status }) => [method, sentQuery, status])).toEqual([['GET', false, 200]]);
   });
 });
 
