@@ -1,18 +1,21 @@
+import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import cors from 'cors';
 import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
 import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
-import { concurrencyOfCaller, databaseTimeOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
+import { admissionOfCaller, databaseTimeOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
 import { createServices, type Services, servicesOver } from './context';
 import { DatabaseTime } from './db/database-time';
 import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
+import { RedisKeyValueCache } from './graphql/apq-cache';
 import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { startGraphQLServer } from './graphql/server';
+import { TrustedDocuments } from './graphql/trusted-documents';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { refuseMalformedHttp } from './http/malformed-http';
 import { requestLog } from './http/request-log';
@@ -84,14 +87,22 @@ export async function createApp({
 }: AppDeps): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
+  const schema = await buildGatewaySchema();
+  // Before anything is opened: a manifest document that is invalid or over a limit stops start-up, named.
+  const trustedDocuments =
+    config.trustedDocuments &&
+    TrustedDocuments.load(config.trustedDocuments, schema, { maxCost: config.maxQueryCost, introspection: config.introspection });
+  if (trustedDocuments) logger.info({ file: config.trustedDocuments?.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
-  const schema = await buildGatewaySchema();
-  const apollo = await startGraphQLServer(schema, config, logger);
+  const apollo = await startGraphQLServer(schema, config, logger, {
+    apqCache: limits.redis && new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger),
+    documentStore: trustedDocuments?.documentStore(new InMemoryLRUCache()),
+  });
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
@@ -120,7 +131,7 @@ export async function createApp({
     }),
   );
   app.use(identifyCaller(services.apiKeys, config.trustProxy));
-  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? concurrencyOfCaller : undefined));
+  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined));
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
   // Each request's statements are counted, and each identity's run a few at a time, within its
@@ -141,7 +152,7 @@ export async function createApp({
     req.services = servicesOver(services, budgetedView(dataSource, budget));
     next();
   });
-  app.use('/graphql', graphqlRoute(apollo));
+  app.use('/graphql', graphqlRoute(apollo, { documents: trustedDocuments, only: config.trustedDocumentsOnly }));
   app.use(restRoutes(config));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 /**
@@ -28,11 +30,26 @@ export interface Config {
   petsSunset: Date;
   trustProxy: boolean;
   maxQueryCost: number;
+  /** Open WebSockets per instance; unset: half the process's open-file limit (limits/open-file-limit.ts). */
+  maxSockets?: number;
   corsOrigins: string[];
   introspection: boolean;
   logLevel: string;
   production: boolean;
+  /** TRUSTED_DOCUMENTS: the persisted-documents manifest, read and checked for shape at start-up. */
+  trustedDocuments?: TrustedDocumentsManifest;
+  /** TRUSTED_DOCUMENTS_ONLY: which callers may send only the manifest's documents. */
+  trustedDocumentsOnly: TrustedDocumentsOnly;
 }
+
+/** A persisted-documents manifest: each document's text by the hex sha256 of that text. */
+export interface TrustedDocumentsManifest {
+  file: string;
+  documents: Map<string, string>;
+}
+
+export const TRUSTED_DOCUMENTS_ONLY = ['off', 'anonymous', 'keys', 'all'] as const;
+export type TrustedDocumentsOnly = (typeof TRUSTED_DOCUMENTS_ONLY)[number];
 
 export interface RedisNode {
   host: string;
@@ -206,6 +223,49 @@ function origins(env: Env, name: string): string[] {
   });
 }
 
+const MANIFEST_EXPECTED = 'a persisted-documents manifest: a JSON object of "sha256:<hex>": "<document>"';
+/** GraphQL Code Generator 6 writes "sha256:<hex>" keys (the GraphQL-over-HTTP draft's document id); earlier versions bare hex. */
+const MANIFEST_KEY = /^(?:sha256:)?([0-9a-f]{64})$/;
+
+/**
+ * The manifest GraphQL Code Generator's client preset writes with `persistedDocuments: true`.
+ * Each key must be the sha256 of its document's text: that is how clients name the document.
+ */
+function manifest(env: Env, name: string): TrustedDocumentsManifest | undefined {
+  const file = present(env, name);
+  if (file === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'not JSON';
+    throw new ConfigError(name, `a readable file holding ${MANIFEST_EXPECTED} (${reason})`, file);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
+    throw new ConfigError(name, `${MANIFEST_EXPECTED}, with at least one document`, file);
+  }
+  const documents = new Map<string, string>();
+  for (const [key, document] of Object.entries(parsed)) {
+    const hash = MANIFEST_KEY.exec(key)?.[1];
+    if (hash === undefined || typeof document !== 'string') throw new ConfigError(name, MANIFEST_EXPECTED, `${file}: ${key}`);
+    if (createHash('sha256').update(document).digest('hex') !== hash) {
+      throw new ConfigError(name, 'every key to be the sha256 of its document', `${file}: ${key}`);
+    }
+    documents.set(hash, document);
+  }
+  return { file, documents };
+}
+
+function trustedOnly(env: Env, name: string, manifestFile: string | undefined): TrustedDocumentsOnly {
+  const raw = present(env, name)?.toLowerCase() ?? 'off';
+  const value = TRUSTED_DOCUMENTS_ONLY.find((option) => option === raw);
+  if (value === undefined) throw new ConfigError(name, TRUSTED_DOCUMENTS_ONLY.join(', ') + ' or unset', raw);
+  if (value !== 'off' && manifestFile === undefined) {
+    throw new ConfigError('TRUSTED_DOCUMENTS', `a manifest file when ${name} is ${value}`, '');
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const adminApiKey = present(env, 'ADMIN_API_KEY');
@@ -216,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, logLevel);
   }
+  const trustedDocuments = manifest(env, 'TRUSTED_DOCUMENTS');
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: host(env, 'HOST', '127.0.0.1'),
@@ -232,9 +293,12 @@ export function loadConfig(env: Env = process.env): Config {
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),
+    maxSockets: present(env, 'MAX_SOCKETS') === undefined ? undefined : integer(env, 'MAX_SOCKETS', 0, 1, 1_000_000),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     introspection: boolean(env, 'GRAPHQL_INTROSPECTION', !production),
     logLevel,
     production,
+    trustedDocuments,
+    trustedDocumentsOnly: trustedOnly(env, 'TRUSTED_DOCUMENTS_ONLY', trustedDocuments?.file),
   };
 }

@@ -1,5 +1,6 @@
 import { registerEnumType } from 'type-graphql';
 import type { QuotedCaller } from '../limits/identity';
+import type { Admission } from '../limits/in-flight';
 import type { Quota } from '../limits/quota';
 
 export enum Plan {
@@ -27,18 +28,25 @@ export const PLAN_QUOTAS: Readonly<Record<Exclude<Plan, Plan.ENTERPRISE>, Quota>
 };
 
 /**
- * Requests one identity may have in flight at once on an instance (docs/contract.md §5), and
- * statements it may have running at once over all of them (db/statement-budget.ts). A FREE client
- * (every anonymous address) holds at most 1 of the pool's 10 connections and 1 database core,
- * however costly its requests; its requests in flight queue for that one.
+ * Requests one identity may have in flight at once on an instance (docs/contract.md §5). Sized for
+ * browsers: a page's parallel queries (6 connections per origin on HTTP/1.1, all at once on
+ * HTTP/2) always fit. Database fairness comes from the statements at once below, not from here.
  */
 export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = {
-  [Plan.FREE]: 4,
-  [Plan.PRO]: 8,
-  [Plan.BUSINESS]: 16,
-  [Plan.ENTERPRISE]: 32,
+  [Plan.FREE]: 16,
+  [Plan.PRO]: 32,
+  [Plan.BUSINESS]: 64,
+  [Plan.ENTERPRISE]: 128,
 };
 
+/** A request over its identity's bound waits this long, behind at most twice the bound, before a 429. */
+export const ADMISSION_WAIT_MS = 2_000;
+
+/**
+ * Statements one identity may have running at once over all its requests (db/statement-budget.ts).
+ * A FREE client (every anonymous address) holds at most 1 of the pool's 10 connections and 1
+ * database core, however costly its requests; its requests in flight queue for that one.
+ */
 export const PLAN_STATEMENTS_AT_ONCE: Readonly<Record<Plan, number>> = {
   [Plan.FREE]: 1,
   [Plan.PRO]: 2,
@@ -65,8 +73,11 @@ export type PlannedCaller = { kind: 'key'; key: { plan: Plan } } | { kind: 'anon
 
 const planOf = (caller: PlannedCaller) => (caller.kind === 'key' ? caller.key.plan : Plan.FREE);
 
-/** How many requests of the caller may be in flight at once on an instance; anonymous: FREE's. */
-export const concurrencyOfCaller = (caller: PlannedCaller): number => PLAN_CONCURRENCY[planOf(caller)];
+/** How many requests of the caller may be in flight at once on an instance, and wait; anonymous: FREE's. */
+export function admissionOfCaller(caller: PlannedCaller): Admission {
+  const max = PLAN_CONCURRENCY[planOf(caller)];
+  return { max, queue: 2 * max, waitMs: ADMISSION_WAIT_MS };
+}
 
 /** How many statements of the caller may run at once on an instance; anonymous: FREE's. */
 export const statementsAtOnceOfCaller = (caller: PlannedCaller): number => PLAN_STATEMENTS_AT_ONCE[planOf(caller)];
@@ -107,3 +118,17 @@ export const SUBSCRIPTION_CAPS: Readonly<Record<Plan, number>> = {
 export function subscriptionCapOf(caller: { kind: 'key'; key: { plan: Plan } } | { kind: 'anonymous' }): number {
   return SUBSCRIPTION_CAPS[caller.kind === 'key' ? caller.key.plan : Plan.FREE];
 }
+
+/**
+ * Open WebSockets per identity on an instance (docs/contract.md §9 "Sockets"): room for a socket
+ * per tab and reconnects, twice the subscription cap, far below what takes an instance down.
+ */
+export const PLAN_SOCKETS: Readonly<Record<Plan, number>> = {
+  [Plan.FREE]: 10,
+  [Plan.PRO]: 50,
+  [Plan.BUSINESS]: 200,
+  [Plan.ENTERPRISE]: 1_000,
+};
+
+/** How many sockets of the caller may be open at once on an instance; anonymous: FREE's, per address. */
+export const socketsOfCaller = (caller: PlannedCaller): number => PLAN_SOCKETS[planOf(caller)];

@@ -18,3 +18,6 @@ export const MAX_REST_OFFSET = 1_000_000_000;
 export const MAX_ORDER_QUANTITY = 1_000;
 /** The stock count an admin may set, from 0. */
 export const MAX_STOCK = 1_000_000;
+
+/** A count that has to search rows (a substring filter) stops here: beyond it, "at least this many". */
+export const COUNT_BOUND = 10_000;

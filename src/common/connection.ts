@@ -1,8 +1,6 @@
-import { ClassType, Field, Int, ObjectType } from 'type-graphql';
+import { ClassType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
-
-export { batchedConnectionCost, connectionCost } from './query-cost';
 
 @ObjectType({ description: 'Where a page ends, and whether another follows.' })
 export class PageInfo {
@@ -13,12 +11,33 @@ export class PageInfo {
   endCursor!: string | null;
 }
 
-/** The fields shared by every connection; `totalCount` runs its query only when asked for. */
+/** How far a count can be trusted, on the model of Shopify's count precision. */
+export enum CountPrecision {
+  EXACT = 'EXACT',
+  AT_LEAST = 'AT_LEAST',
+}
+
+registerEnumType(CountPrecision, {
+  name: 'CountPrecision',
+  description: 'Whether `totalCount` is exact, or a lower bound.',
+  valuesConfig: {
+    EXACT: { description: 'Exactly this many match.' },
+    AT_LEAST: { description: 'At least this many match: counting by a substring stops at 10,000.' },
+  },
+});
+
+/** A count, exact or a lower bound. */
+export interface Count {
+  total: number;
+  exact: boolean;
+}
+
+/** The fields shared by every connection; the count runs its query only when asked for, once. */
 export interface ConnectionValue<T> {
   edges: { cursor: string; node: T }[];
   nodes: T[];
   pageInfo: PageInfo;
-  countTotal: () => Promise<number>;
+  count: () => Promise<Count>;
 }
 
 /** A cursor connection type for `Node`, named `<Node>Connection` with `<Node>Edge` edges. */
@@ -43,12 +62,17 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
     @Field(() => PageInfo, { description: 'Where this page ends.' })
     pageInfo!: PageInfo;
 
-    countTotal!: () => Promise<number>;
+    count!: () => Promise<Count>;
 
-    // Charged once by the connection (connectionCost), not once per item.
-    @Field(() => Int, { complexity: 0, description: `How many ${plural} match, across all pages.` })
-    totalCount(): Promise<number> {
-      return this.countTotal();
+    // Both charged once by the connection (graphql/document-cost.ts), not once per item.
+    @Field(() => Int, { description: `How many ${plural} match, across all pages (see totalCountPrecision).` })
+    async totalCount(): Promise<number> {
+      return (await this.count()).total;
+    }
+
+    @Field(() => CountPrecision, { description: 'EXACT, or AT_LEAST when totalCount is a lower bound (a substring filter matching over 10,000).' })
+    async totalCountPrecision(): Promise<CountPrecision> {
+      return (await this.count()).exact ? CountPrecision.EXACT : CountPrecision.AT_LEAST;
     }
   }
   return ConnectionType;
@@ -57,14 +81,15 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
 /** A page as a connection; cursors carry each node's id (`idOf` for nodes keyed otherwise). */
 export function toConnection<T>(
   page: Page<T>,
-  countTotal: () => Promise<number>,
+  countTotal: () => Promise<number | Count>,
   idOf: (node: T) => string = (node) => (node as { id: string }).id,
 ): ConnectionValue<T> {
   const edges = page.rows.map((node) => ({ cursor: encodeCursor(idOf(node)), node }));
+  let counted: Promise<Count> | undefined;
   return {
     edges,
     nodes: page.rows,
     pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
-    countTotal,
+    count: () => (counted ??= countTotal().then((count) => (typeof count === 'number' ? { total: count, exact: true } : count))),
   };
 }

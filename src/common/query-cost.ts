@@ -1,65 +1,30 @@
-import { type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
-import type { ComplexityEstimator } from 'graphql-query-complexity';
-import { DEFAULT_PAGE_SIZE } from './bounds';
-
 /**
- * What a field costs, weighed by what it asks of the database (docs/contract.md §5). The cost
- * limit then bounds database work, not just response size: an accepted query runs a bounded
- * number of statements, and few of them can scan a table.
+ * What a GraphQL document costs (docs/contract.md §5), on the lines of Shopify's calculated cost:
+ * what the response carries, plus what the database has to do for it. The default limit admits a
+ * list view of 100 items with every scalar, its joined relations, `pageInfo` and `totalCount`,
+ * and refuses documents that multiply statements or rows.
+ *
+ * Resolvers declare a field's database work beyond its object with TypeGraphQL's `complexity`
+ * option (a number, added to the field's own cost); src/graphql/document-cost.ts does the sums.
  */
 export const COST = {
-  /** A field read from a row already fetched, and `__typename`. */
-  FIELD: 1,
-  /** A lookup through a per-request loader: batched with its peers into one statement. */
-  LOOKUP: 2,
-  /** A page of a connection: a statement of its own. */
-  PAGE: 10,
-  /** `totalCount`: a COUNT over every match, once per connection. */
+  /** A scalar or enum field, and `__typename`: read from a row already fetched. */
+  SCALAR: 0,
+  /** Each further response key for one scalar field (`a1: name a2: name …`): it multiplies the response. */
+  REPEAT: 1,
+  /** An object, and a connection's `pageInfo`. A relation joined into its parent's statement costs just this. */
+  OBJECT: 1,
+  /** A connection: 2, plus `first` times its item's cost. */
+  CONNECTION: 2,
+  /**
+   * A read by a statement of its own: a lookup through a loader. The loader batches it with its
+   * peers, so under a list it is one statement for the page: paid once, not per item.
+   */
+  LOOKUP: 1,
+  /** `totalCount`: a COUNT over every match; once per connection, once per page under a list. */
   COUNT: 10,
-  /** A substring filter (`nameContains`): an ILIKE that reads every row, for the page and again for the count. */
-  SCAN: 20,
+  /** A substring filter (`nameContains`), for each statement it applies to: the page and the count. */
+  SUBSTRING: 20,
+  /** A mutation (each root field of one): a transaction of its own, as Shopify charges 10. */
+  MUTATION: 10,
 } as const;
-
-/** What the estimators need besides the field: the document's fragments, to see through spreads. */
-export interface CostContext {
-  fragments: Record<string, FragmentDefinitionNode>;
-}
-
-/**
- * A connection: its page, its count when `totalCount` is asked for, a substring filter's scan for
- * each, and its selection once per item it may return (`first` times; docs/contract.md §6).
- * `totalCount` itself costs nothing inside the selection: it is charged here, once.
- */
-function connectionCostOf(page: number, count: number): ComplexityEstimator {
-  return ({ args, childComplexity, node, context }) => {
-    const counts = selects(node.selectionSet, 'totalCount', (context as CostContext | undefined)?.fragments ?? {});
-    const statements = counts ? 2 : 1;
-    const filter = args.filter as { nameContains?: string | null } | null | undefined;
-    const scan = filter?.nameContains ? COST.SCAN * statements : 0;
-    const first = Math.max(0, Number(args.first ?? DEFAULT_PAGE_SIZE) || 0);
-    return page + (counts ? count : 0) + scan + first * childComplexity;
-  };
-}
-
-/** A root connection: a page and a count of its own. */
-export const connectionCost = connectionCostOf(COST.PAGE, COST.COUNT);
-
-/**
- * A connection under each item of another (a category's pets), loaded through a loader: its page
- * and its count are batched with the other items' into one statement each, so each costs a lookup.
- */
-export const batchedConnectionCost = connectionCostOf(COST.LOOKUP, COST.LOOKUP);
-
-/** Whether the selection asks for `name`, directly or through fragments. */
-function selects(selectionSet: SelectionSetNode | undefined, name: string, fragments: Record<string, FragmentDefinitionNode>): boolean {
-  const seen = new Set<string>();
-  const visit = (set: SelectionSetNode | undefined): boolean =>
-    (set?.selections ?? []).some((selection) => {
-      if (selection.kind === Kind.FIELD) return selection.name.value === name;
-      if (selection.kind === Kind.INLINE_FRAGMENT) return visit(selection.selectionSet);
-      if (seen.has(selection.name.value)) return false;
-      seen.add(selection.name.value);
-      return visit(fragments[selection.name.value]?.selectionSet);
-    });
-  return visit(selectionSet);
-}

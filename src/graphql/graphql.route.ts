@@ -1,10 +1,13 @@
 import type { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
+import type { TrustedDocumentsOnly } from '../config';
 import { type Context, createContext, servicesOf } from '../context';
 import { ApiError } from '../errors';
 import { callerOf } from '../auth/request';
 import { refuseDeepNesting } from './nesting-limit';
+import { persistedDocuments } from './persisted-documents';
+import type { TrustedDocuments } from './trusted-documents';
 
 /** 100 KiB (docs/contract.md §6). */
 export const MAX_BODY_BYTES = 102_400;
@@ -45,12 +48,19 @@ const ensureBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function graphqlRoute(apollo: ApolloServer<Context>): Router {
+/** The manifest's documents and who may send only those (docs/contract.md §8). */
+export interface TrustedDocumentsPolicy {
+  documents?: TrustedDocuments;
+  only: TrustedDocumentsOnly;
+}
+
+export function graphqlRoute(apollo: ApolloServer<Context>, trusted: TrustedDocumentsPolicy = { only: 'off' }): Router {
   return Router().all(
     '/',
     graphqlRequest,
     express.json({ limit: MAX_BODY_BYTES }),
     ensureBody,
+    persistedDocuments(trusted.documents, trusted.only),
     refuseDeepNesting,
     expressMiddleware(apollo, {
       context: async ({ req }) => createContext(callerOf(req), servicesOf(req), req.rateLimit),

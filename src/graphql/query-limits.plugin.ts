@@ -2,82 +2,80 @@ import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, Grap
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
-  GraphQLError,
+  getVariableValues,
   type GraphQLSchema,
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
   visit,
 } from 'graphql';
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import type { CostContext } from '../common/query-cost';
 import { ApiError } from '../errors';
+import { actualCost, type CostedOperation, requestedCost } from './document-cost';
 
 /** Deepest field allowed, the root field counting as 1 (docs/contract.md §6). */
 export const MAX_DEPTH = 10;
 
-/** What a parsed operation costs: measured once per operation, per page size where that varies. */
+/** What a parsed operation costs: measured once per operation, per value of the variables costing reads. */
 interface OperationLimits {
   depth: number;
-  /** The variables passed in `first` or `filter`: the only inputs the cost model reads (connectionCost). */
+  /** The variables passed in `first`, `filter` or a directive's `if`: the only inputs the cost model reads. */
   costVariables: string[];
   costs: Map<string, number>;
-  costContext: CostContext;
+  fragments: Record<string, FragmentDefinitionNode>;
 }
 
-/** Cost results kept per operation; more page sizes than this are costed afresh. */
+/** Cost results kept per operation; more combinations of variables than this are costed afresh. */
 const COSTS_PER_OPERATION = 64;
 
 /**
- * Refuses, before execution, operations nested deeper than MAX_DEPTH or costlier than `maxCost`.
- * Apollo hands over the same parsed document for the same query text, so the measures are kept
- * with it and most requests cost nothing to check.
+ * Refuses, before execution, operations nested deeper than MAX_DEPTH or costlier than `maxCost`,
+ * and tells the client what its operation cost: `extensions.cost { requested actual limit }`,
+ * `actual` measured on the data it got. Apollo hands over the same parsed document for the same
+ * query text, so the measures are kept with it and most requests cost little to check.
  */
 export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema, maxCost: number): ApolloServerPlugin<TContext> {
   const measured = new WeakMap<OperationDefinitionNode, OperationLimits>();
   const limitsOf = (document: DocumentNode, operation: OperationDefinitionNode): OperationLimits => {
     let limits = measured.get(operation);
     if (!limits) {
-      limits = {
-        depth: operationDepth(document, operation),
-        costVariables: costVariables(document),
-        costs: new Map(),
-        costContext: { fragments: fragmentsOf(document) },
-      };
+      limits = { depth: operationDepth(document, operation), costVariables: costVariables(document), costs: new Map(), fragments: fragmentsOf(document) };
       measured.set(operation, limits);
     }
     return limits;
   };
-  const checks = (measuredCost: { requested?: number }): GraphQLRequestListener<TContext> => ({
-    async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
+  const checks = (request: { costed?: CostedOperation; requested?: number }): GraphQLRequestListener<TContext> => ({
+    async didResolveOperation({ document, operation, request: { variables } }: GraphQLRequestContextDidResolveOperation<TContext>) {
       if (!operation) return; // Apollo has already refused the request
       const limits = limitsOf(document, operation);
       refuseTooDeep(limits.depth);
-      const key = limits.costVariables.map((name) => JSON.stringify(request.variables?.[name])).join();
+      request.costed = costedOperation(schema, operation, limits.fragments, variables ?? {});
+      const key = limits.costVariables.map((name) => JSON.stringify(variables?.[name])).join();
       let cost = limits.costs.get(key);
       if (cost === undefined) {
-        cost = measureCost(schema, document, operation, request.variables ?? {}, limits.costContext);
+        cost = requestedCost(request.costed);
         if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
       }
-      measuredCost.requested = cost;
+      request.requested = cost;
       refuseTooCostly(cost, maxCost);
     },
     // As GitHub's and Shopify's APIs do: the client sees what its query cost, refused or not.
     async willSendResponse({ response }) {
-      if (measuredCost.requested === undefined || response.body.kind !== 'single') return;
+      const { costed, requested } = request;
+      if (requested === undefined || !costed || response.body.kind !== 'single') return;
       const result = response.body.singleResult;
-      result.extensions = { ...result.extensions, cost: { requested: measuredCost.requested, limit: maxCost } };
+      const actual = result.data ? actualCost(costed, result.data) : 0;
+      result.extensions = { ...result.extensions, cost: { requested, actual, limit: maxCost } };
     },
   });
   return { requestDidStart: async () => checks({}) };
 }
 
-/** The variables a document passes in a `first` or a `filter` argument, at any depth of its value. */
+/** The variables a document passes in a `first`, `filter` or `if` argument, at any depth of its value. */
 function costVariables(document: DocumentNode): string[] {
   const names = new Set<string>();
   visit(document, {
     Argument(node) {
-      if (node.name.value !== 'first' && node.name.value !== 'filter') return;
+      if (!COSTED_ARGUMENTS.has(node.name.value)) return;
       visit(node.value, {
         Variable(variable) {
           names.add(variable.name.value);
@@ -88,22 +86,24 @@ function costVariables(document: DocumentNode): string[] {
   return [...names];
 }
 
+const COSTED_ARGUMENTS = new Set(['first', 'filter', 'if']);
+
 function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
   return Object.fromEntries(
     document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [])),
   );
 }
 
-/** Costing coerces the variables first: a variable of the wrong type is the client's mistake. */
-function costOf(measure: () => number): number {
-  try {
-    return measure();
-  } catch (error) {
-    if (error instanceof GraphQLError) {
-      throw error.originalError instanceof ApiError ? error.originalError : new ApiError('BAD_USER_INPUT', error.message);
-    }
-    throw error;
-  }
+/** The operation with its variables coerced: a variable of the wrong type is the client's mistake. */
+function costedOperation(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+  inputs: Record<string, unknown>,
+): CostedOperation {
+  const { coerced, errors } = getVariableValues(schema, operation.variableDefinitions ?? [], inputs, { maxErrors: 1 });
+  if (errors) throw new ApiError('BAD_USER_INPUT', errors[0].message);
+  return { schema, operation, fragments, variables: coerced };
 }
 
 /**
@@ -153,22 +153,7 @@ export function checkOperationLimits(
   maxCost: number,
 ): void {
   refuseTooDeep(operationDepth(document, operation));
-  refuseTooCostly(measureCost(schema, document, operation, variables, { fragments: fragmentsOf(document) }), maxCost);
-}
-
-const ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
-
-/** The operation's cost under the gateway's model (common/query-cost.ts). */
-function measureCost(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-  context: CostContext,
-): number {
-  return costOf(() =>
-    getComplexity({ schema, query: document, operationName: operation.name?.value, variables, estimators: ESTIMATORS, context }),
-  );
+  refuseTooCostly(requestedCost(costedOperation(schema, operation, fragmentsOf(document), variables)), maxCost);
 }
 
 function refuseTooDeep(depth: number): void {

@@ -6,10 +6,12 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import type { GraphQLSchema } from 'graphql';
+import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
+import { APQ_TTL_SECONDS } from './apq-cache';
 import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { queryLimitsPlugin } from './query-limits.plugin';
@@ -25,13 +27,25 @@ const EXAMPLE_OPERATION = `query FirstPets {
 }
 `;
 
+/** Where persisted documents live; Apollo's in-memory defaults for what is not given. */
+export interface PersistedDocumentStores {
+  /** Automatic persisted queries: Redis, shared by instances (apq-cache.ts). */
+  apqCache?: KeyValueCache<string>;
+  /** Parsed and validated documents, trusted ones pinned (TrustedDocuments.documentStore). */
+  documentStore?: KeyValueCache<DocumentNode>;
+}
+
 export async function startGraphQLServer(
   schema: GraphQLSchema,
   config: Pick<Config, 'introspection' | 'maxQueryCost' | 'production'>,
   logger: Logger,
+  { apqCache, documentStore }: PersistedDocumentStores = {},
 ): Promise<ApolloServer<Context>> {
   const server = new ApolloServer<Context>({
     schema,
+    // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
+    persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
+    ...(documentStore ? { documentStore } : {}),
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: !config.introspection,
     allowBatchedHttpRequests: false,

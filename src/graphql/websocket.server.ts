@@ -11,6 +11,7 @@ import {
   createSourceEventStream,
   execute,
   getOperationAST,
+  GraphQLError,
   Kind,
   parse,
   print,
@@ -22,18 +23,21 @@ import { type Extra, useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Caller } from '../auth/caller';
 import { clientAddress } from '../auth/identify-caller';
-import { quotaOfCaller, subscriptionCapOf } from '../auth/plans';
+import { quotaOfCaller, socketsOfCaller, subscriptionCapOf } from '../auth/plans';
 import type { Config } from '../config';
 import { type Context, type Services, createContext, createLoaders } from '../context';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { identityOf } from '../limits/identity';
 import { refusal } from '../limits/limit.middleware';
+import { openFileLimit, socketCeiling } from '../limits/open-file-limit';
+import { SocketAdmission, type SocketRefusal, type SocketTicket } from '../limits/socket-admission';
 import { createErrorFormatter } from './format-error';
 import { endWithError } from '../http/http-server';
 import { MAX_BODY_BYTES } from './graphql.route';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
+import { conditionalRootField } from './subscription-root';
 
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -47,6 +51,19 @@ export const KEY_RECHECK_MS = 2_500;
 export const FORBIDDEN_CLOSE = CloseCode.Forbidden;
 /** How long a socket closed for reading too slowly has to take its close frame before it is cut. */
 export const SLOW_CLIENT_GRACE_MS = 5_000;
+/** Sockets of one client address that may be waiting for their `connection_init` at once. */
+export const PENDING_SOCKETS_PER_ADDRESS = 16;
+/**
+ * Close code of a socket over its identity's bound, known only at `connection_init` (docs/contract.md
+ * §9); the reason is RATE_LIMITED. 4429 mirrors HTTP 429, as 4403 mirrors 403.
+ */
+export const TOO_MANY_SOCKETS_CLOSE = 4429;
+/** Retry-After of a refused upgrade: a pending socket is settled within the init timeout. */
+const RETRY_AFTER_SECONDS: Record<SocketRefusal, number> = {
+  pending_per_address: Math.ceil(CONNECTION_INIT_TIMEOUT_MS / 1000),
+  open_per_identity: 5,
+  instance_ceiling: 5,
+};
 const TRY_AGAIN_LATER = 1013;
 const GOING_AWAY = 1001;
 
@@ -55,13 +72,14 @@ export interface LiveMetrics {
   observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void;
   observeDelivered(operation: string): void;
   observeDropped(operation: string, count?: number): void;
+  observeSocketRefusal(reason: SocketRefusal): void;
   watchLive(read: () => { sockets: number; subscriptions: Map<string, number> }): void;
 }
 
 export interface WebSocketDeps {
   schema: GraphQLSchema;
   services: Services;
-  config: Pick<Config, 'maxQueryCost' | 'trustProxy' | 'production'>;
+  config: Pick<Config, 'maxQueryCost' | 'trustProxy' | 'production' | 'maxSockets'>;
   /** Browser origins allowed to open a socket: those CORS allows (docs/contract.md §8). */
   allowedOrigins: readonly string[];
   logger: Logger;
@@ -81,7 +99,8 @@ interface SocketState {
   id: string;
   socket: WebSocket;
   caller: Caller;
-  rawKey?: string;
+  /** Every key the socket presented (payload, header), checked again while it is open. */
+  rawKeys: string[];
   /** Set when a subscribe started a ban: the socket closes with this reason once the error is out. */
   closeWith?: string;
 }
@@ -118,6 +137,8 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const active = new Map<string, number>();
   const eventLoaders = new WeakMap<object, Context['loaders']>();
   const eventResults = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+  const admission = new SocketAdmission({ pendingPerAddress: PENDING_SOCKETS_PER_ADDRESS, perInstance: socketCeiling(config.maxSockets, openFileLimit()) });
+  const tickets = new WeakMap<WebSocket, SocketTicket>();
   metrics.watchLive(() => ({ sockets: wss.clients.size, subscriptions: active }));
 
   const refuse = (code: ConstructorParameters<typeof ApiError>[0], message: string, extensions: Record<string, unknown> = {}) => {
@@ -185,6 +206,10 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       document = parse(payload.query);
     } catch (error) {
       return refuse('GRAPHQL_PARSE_FAILED', (error as Error).message);
+    }
+    for (const definition of document.definitions) {
+      const conditional = definition.kind === Kind.OPERATION_DEFINITION ? conditionalRootField(document, definition) : undefined;
+      if (conditional) return refuse('GRAPHQL_VALIDATION_FAILED', conditional);
     }
     const invalid = validate(schema, document);
     if (invalid.length > 0) return refuse('GRAPHQL_VALIDATION_FAILED', invalid.map((error) => error.message).join('; '));
@@ -263,8 +288,17 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
         const state = await identify(ctx.connectionParams, request, socket);
+        const ticket = tickets.get(socket);
+        ticket?.settle();
         if (typeof state === 'string') {
           socket.close(state === 'SERVICE_UNAVAILABLE' ? 1011 : FORBIDDEN_CLOSE, state);
+          return false;
+        }
+        const identity = identityOf(state.caller);
+        if (ticket && !ticket.claim(identity, socketsOfCaller(state.caller))) {
+          const { address } = state.caller;
+          noteRefusal('open_per_identity', { address, identity });
+          socket.close(TOO_MANY_SOCKETS_CLOSE, 'RATE_LIMITED');
           return false;
         }
         sockets.set(socket, state);
@@ -274,7 +308,15 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       onSubscribe: async (ctx, id, payload) => {
         const state = (ctx.extra as SocketExtra).state;
         if (!state) return refuse('UNAUTHENTICATED', 'Send connection_init first');
-        return prepare(state, id, payload);
+        try {
+          return await prepare(state, id, payload);
+        } catch (error) {
+          // A refusal for this id, never a 4500 that ends the socket's other subscriptions. A
+          // GraphQLError comes of the client's document, which error-level lines never quote.
+          if (error instanceof GraphQLError) logger.warn({ err: error.message }, 'a subscribe could not be checked');
+          else logger.error({ err: (error as Error).message }, 'a subscribe failed');
+          return refuse('INTERNAL_SERVER_ERROR', 'Internal server error');
+        }
       },
       subscribe: (args) => {
         const subscription = prepared.get(args.contextValue as object);
@@ -313,44 +355,112 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     KEEP_ALIVE_MS,
   );
 
-  /** The socket's caller, or the §6 code it is refused with. */
+  /**
+   * The socket's caller, or the §6 code it is refused with. Every key presented, in the payload or
+   * the upgrade header, must be a string naming a valid key: one that is not never makes the
+   * socket anonymous. With both, the payload's key is the caller.
+   */
   const identify = async (
     params: Record<string, unknown> | undefined,
     request: IncomingMessage,
     socket: WebSocket,
   ): Promise<SocketState | string> => {
-    const fromPayload = params?.['X-API-Key'] ?? params?.['x-api-key'];
-    const header = request.headers['x-api-key'];
-    const rawKey = typeof fromPayload === 'string' ? fromPayload.trim() : typeof header === 'string' ? header.trim() : undefined;
+    const presented: unknown[] = [];
+    const payloadName = ['X-API-Key', 'x-api-key'].find((name) => (params ? Object.hasOwn(params, name) : false));
+    if (payloadName !== undefined) presented.push(params?.[payloadName]);
+    if (request.headers['x-api-key'] !== undefined) presented.push(request.headers['x-api-key']);
+    if (presented.some((value) => typeof value !== 'string')) return 'INVALID_API_KEY';
+    const rawKeys = (presented as string[]).map((value) => value.trim());
     const address = clientAddress(request, config.trustProxy);
     let caller: Caller = { kind: 'anonymous', address };
     try {
-      if (rawKey !== undefined) {
+      for (const rawKey of rawKeys) {
         const key = await services.apiKeys.authenticate(rawKey);
         if (!key) return 'INVALID_API_KEY';
-        caller = { kind: 'key', address, key };
+        if (caller.kind === 'anonymous') caller = { kind: 'key', address, key };
       }
       if (deps.limiting && (await services.limiter.bannedUntil(identityOf(caller))) !== null) {
-        return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
+        return bannedCode(caller);
       }
     } catch (error) {
       logger.debug({ err: (error as Error).message }, 'could not check a socket key');
       return 'SERVICE_UNAVAILABLE';
     }
-    return { id: randomUUID(), socket, caller, rawKey };
+    return { id: randomUUID(), socket, caller, rawKeys };
   };
 
-  // A key revoked while its sockets are open: they are closed at the next check.
+  /**
+   * A key revoked, or an identity banned on any surface, while its sockets are open: they are
+   * closed at the next check. One ban look-up per identity, however many sockets it holds.
+   */
   const recheck = setInterval(() => {
+    const byIdentity = new Map<string, [WebSocket, SocketState][]>();
     for (const [socket, state] of sockets) {
-      if (state.rawKey === undefined) continue;
-      services.apiKeys.authenticate(state.rawKey).then(
-        (key) => key || socket.close(FORBIDDEN_CLOSE, 'INVALID_API_KEY'),
+      for (const rawKey of state.rawKeys) {
+        services.apiKeys.authenticate(rawKey).then(
+          (key) => key || socket.close(FORBIDDEN_CLOSE, 'INVALID_API_KEY'),
+          () => undefined,
+        );
+      }
+      const identity = identityOf(state.caller);
+      const held = byIdentity.get(identity);
+      if (held) held.push([socket, state]);
+      else byIdentity.set(identity, [[socket, state]]);
+    }
+    if (!deps.limiting) return;
+    for (const [identity, held] of byIdentity) {
+      services.limiter.bannedUntil(identity).then(
+        (until) => until !== null && held.forEach(([socket, state]) => socket.close(FORBIDDEN_CLOSE, bannedCode(state.caller))),
         () => undefined,
       );
     }
   }, KEY_RECHECK_MS);
   recheck.unref();
+
+  /** A socket turned away for a bound: counted and logged (who, never what it sent). */
+  const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
+    metrics.observeSocketRefusal(reason);
+    logger.warn({ reason, ...who }, 'WebSocket refused');
+  };
+
+  /** An upgrade over a bound: 429 with Retry-After, before the handshake. */
+  const refuseUpgrade = (socket: Duplex, reason: SocketRefusal, who: { address: string; identity?: string }) => {
+    noteRefusal(reason, who);
+    const retryAfter = RETRY_AFTER_SECONDS[reason];
+    const message = {
+      pending_per_address: `Too many WebSockets from this address have not sent connection_init; retry in ${retryAfter} s`,
+      open_per_identity: 'Too many WebSockets are open with this key; close one first',
+      instance_ceiling: `This instance holds as many WebSockets as it may; retry in ${retryAfter} s`,
+    }[reason];
+    endWithError(socket, new ApiError('RATE_LIMITED', message, { 'Retry-After': String(retryAfter) }));
+  };
+
+  /**
+   * A key in the upgrade header is counted against its identity's bound before the handshake; an
+   * invalid one, or one that cannot be checked now, is refused at connection_init as it would be
+   * without a bound. Undefined when admitted, else the identity that is full.
+   */
+  const claimByHeader = async (request: IncomingMessage, ticket: SocketTicket, address: string): Promise<string | undefined> => {
+    const header = request.headers['x-api-key'];
+    if (typeof header !== 'string') return undefined;
+    const key = await services.apiKeys.authenticate(header.trim()).catch(() => null);
+    if (!key) return undefined;
+    const caller: Caller = { kind: 'key', address, key };
+    const identity = identityOf(caller);
+    return ticket.claim(identity, socketsOfCaller(caller)) ? undefined : identity;
+  };
+
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, ticket: SocketTicket) => {
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      tickets.set(ws, ticket);
+      wss.emit('connection', ws, request);
+      // ws reports a client's protocol violation (a frame over 100 KiB, a malformed frame) as an
+      // error and closes the socket itself (1009, 1002): the client's fault, not one to print
+      // to stderr as graphql-ws's own listener would.
+      ws.removeAllListeners('error');
+      ws.on('error', (error) => logger.debug({ err: error.message }, 'WebSocket protocol error'));
+    });
+  };
 
   return {
     attach(server) {
@@ -361,13 +471,22 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         if (origin !== undefined && !deps.allowedOrigins.includes(origin) && !sameOrigin(origin, request.headers.host)) {
           return endWithError(socket, new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`));
         }
-        wss.handleUpgrade(request, socket, head, (ws) => {
-          wss.emit('connection', ws, request);
-          // ws reports a client's protocol violation (a frame over 100 KiB, a malformed frame) as an
-          // error and closes the socket itself (1009, 1002): the client's fault, not one to print
-          // to stderr as graphql-ws's own listener would.
-          ws.removeAllListeners('error');
-          ws.on('error', (error) => logger.debug({ err: error.message }, 'WebSocket protocol error'));
+        const address = clientAddress(request, config.trustProxy);
+        const ticket = admission.arrive(address);
+        if (typeof ticket === 'string') {
+          socket.on('error', () => socket.destroy());
+          return refuseUpgrade(socket, ticket, { address });
+        }
+        // However the connection ends (refused, closed, reset), its places are given back.
+        socket.once('close', () => ticket.leave());
+        if (request.headers['x-api-key'] === undefined) return upgrade(request, socket, head, ticket);
+        // Node stops watching an upgraded socket for errors; a reset while the key is checked must not go unheard.
+        const dropOnError = () => socket.destroy();
+        socket.on('error', dropOnError);
+        void claimByHeader(request, ticket, address).then((full) => {
+          if (full !== undefined) return refuseUpgrade(socket, 'open_per_identity', { address, identity: full });
+          socket.off('error', dropOnError);
+          upgrade(request, socket, head, ticket);
         });
       });
     },
@@ -426,6 +545,11 @@ function eventShape(
   const values = [...used].sort().map((name) => [name, variables[name]]);
   const role = caller.kind === 'key' ? caller.key.role : 'anonymous';
   return { document: eventDocument, key: `${role}\n${operation.name?.value ?? ''}\n${JSON.stringify(values)}\n${print(eventDocument)}` };
+}
+
+/** The §6 code of a banned caller. */
+function bannedCode(caller: Caller): string {
+  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
 }
 
 /** The subscription's root field: the label of its metrics. */

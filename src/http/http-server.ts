@@ -48,12 +48,13 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
 
 /**
  * Answers on a bare socket, where no response object exists (a request Node could not parse, a
- * refused WebSocket upgrade), with the Error object, and closes it.
+ * refused WebSocket upgrade), with the Error object and its headers (a Retry-After), and closes it.
  */
 export function endWithError(socket: Duplex, error: ApiError): void {
   const body = JSON.stringify(error.toBody());
+  const headers = Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.end(
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -2,14 +2,19 @@ import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { identityOf, type QuotedCaller } from './identity';
-import { InFlight } from './in-flight';
+import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
 import type { Quota } from './quota';
 import { rateLimitHeaders } from './rate-limit-headers';
 
 /** Where refusals are counted (the gateway's metrics). */
 export interface RefusalObserver {
-  observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void;
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void;
+}
+
+/** Where refusals and waits for an in-flight slot are counted. */
+export interface AdmissionObserver extends RefusalObserver {
+  observeAdmissionWait(): void;
 }
 
 /** What this step reads of a request (set by the caller's identification) and leaves on it. */
@@ -17,39 +22,43 @@ type LimitedRequest = Request & { caller?: QuotedCaller; rateLimitIdentity?: str
 
 /**
  * Counts every API request once against its identity's windows (docs/contract.md §5) and puts the
- * rate-limit headers on the response, whatever comes of the request afterwards. Over the limit,
- * or with more of the identity's requests in flight on this instance than `inFlightOf` allows:
- * 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED. `quotaOf` and `inFlightOf` are
- * the plans' word on how much a caller may send.
+ * rate-limit headers on the response, whatever comes of the request afterwards. Past the
+ * identity's requests in flight on this instance (`admissionOf`), a request waits for a slot; when
+ * the wait runs out it is refused 429 RATE_LIMITED with Retry-After 1, counting nothing and never
+ * toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED.
+ * `quotaOf` and `admissionOf` are the plans' word on how much a caller may send.
  */
 export function limitRequests<C extends QuotedCaller = QuotedCaller>(
   limiter: RateLimiter,
-  metrics: RefusalObserver,
+  metrics: AdmissionObserver,
   logger: Logger,
   quotaOf: (caller: C) => Quota,
-  inFlightOf: (caller: C) => number = () => Infinity,
+  admissionOf?: (caller: C) => Admission,
 ): RequestHandler {
-  const inFlight = new InFlight();
+  const inFlight = new InFlight(() => metrics.observeAdmissionWait());
   return async (req: LimitedRequest, res, next) => {
     const caller = (req.caller ?? { kind: 'anonymous', address: 'unknown' }) as C;
     const identity = req.rateLimitIdentity ?? identityOf(caller);
     const quota = quotaOf(caller);
-    const max = inFlightOf(caller);
-    if (!inFlight.enter(identity, max)) {
-      // Taken before any await, so that concurrent requests cannot all see a free slot.
-      const decision = await limiter.refuse(identity, quota);
-      req.rateLimit = decision;
-      res.set(rateLimitHeaders(decision));
-      throw refusal(decision, caller, identity, metrics, logger, `Too many requests in flight: at most ${max} at once; retry in 1 s`);
+    if (admissionOf) {
+      const admission = admissionOf(caller);
+      if (!(await inFlight.enter(identity, admission))) {
+        const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
+        const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: 1 };
+        req.rateLimit = decision;
+        res.set(rateLimitHeaders(decision));
+        metrics.observeRefusal('in-flight', false);
+        throw new ApiError('RATE_LIMITED', `Too many requests in flight: at most ${admission.max} at once, and none finished in time; retry in 1 s`);
+      }
+      let left = false;
+      const leave = () => {
+        if (left) return;
+        left = true;
+        inFlight.leave(identity);
+      };
+      res.once('finish', leave);
+      res.once('close', leave);
     }
-    let left = false;
-    const leave = () => {
-      if (left) return;
-      left = true;
-      inFlight.leave(identity);
-    };
-    res.once('finish', leave);
-    res.once('close', leave);
 
     const decision = await limiter.check(identity, quota);
     req.rateLimit = decision;

@@ -35,6 +35,11 @@ export class MemorySubscriptionSlots implements SubscriptionSlots {
     return this.held.get(identity)?.size ?? 0;
   }
 
+  /** Every identity's slots held here. */
+  *slots(): IterableIterator<[string, string[]]> {
+    for (const [identity, slots] of this.held) yield [identity, [...slots]];
+  }
+
   close(): void {}
 }
 
@@ -54,9 +59,13 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonu
 end
 return 0`;
 
-/** KEYS[1] the identity's slots; ARGV lease ms, then the slot ids to renew. */
+/**
+ * KEYS[1] the identity's slots; ARGV lease ms, then the slot ids to renew. Written whether or
+ * not they are still there: a Redis that lost its data (a restart without persistence, a flush)
+ * holds this instance's live slots again after one renewal.
+ */
 const RENEW = `${NOW}
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i]) end
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 0`;
 
@@ -66,13 +75,15 @@ return redis.call('ZCARD', KEYS[1])`;
 
 /**
  * Slots shared by every instance on one Redis: per identity, a sorted set of slot ids scored by
- * lease expiry. Each instance renews its own slots every third of the lease; a crashed instance
- * stops renewing, and its slots are pruned once their lease ends. While Redis is unreachable,
- * slots are counted per instance, as the limiter then counts requests.
+ * lease expiry. Each instance writes its own live slots back every third of the lease; a crashed
+ * instance stops, and its slots are pruned once their lease ends. While Redis is unreachable,
+ * slots are counted per instance, as the limiter then counts requests: every live slot of this
+ * instance, those taken in Redis included, and those taken meanwhile are written to Redis when it
+ * returns.
  */
 export class RedisSubscriptionSlots implements SubscriptionSlots {
-  private readonly mine = new Map<string, Set<string>>();
-  private readonly fallback = new MemorySubscriptionSlots();
+  /** This instance's live slots, wherever they were taken: its memory fallback and what it renews. */
+  private readonly mine = new MemorySubscriptionSlots();
   private readonly renewal: NodeJS.Timeout;
 
   constructor(
@@ -96,17 +107,15 @@ export class RedisSubscriptionSlots implements SubscriptionSlots {
       held = (await this.redis.eval(ACQUIRE, 1, this.keyOf(identity), slotId, limit, this.leaseMs)) === 1;
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'subscription slots: Redis unreachable; counting on this instance');
-      return this.fallback.acquire(identity, slotId, limit);
+      return this.mine.acquire(identity, slotId, limit);
     }
-    if (held) this.mine.set(identity, (this.mine.get(identity) ?? new Set()).add(slotId));
+    // Granted by Redis: held here too, whatever this instance alone would allow.
+    if (held) await this.mine.acquire(identity, slotId, Infinity);
     return held;
   }
 
   async release(identity: string, slotId: string): Promise<void> {
-    const mine = this.mine.get(identity);
-    mine?.delete(slotId);
-    if (mine?.size === 0) this.mine.delete(identity);
-    await this.fallback.release(identity, slotId);
+    await this.mine.release(identity, slotId);
     await this.redis.zrem(this.keyOf(identity), slotId).catch(() => undefined);
   }
 
@@ -114,13 +123,13 @@ export class RedisSubscriptionSlots implements SubscriptionSlots {
     try {
       return Number(await this.redis.eval(ACTIVE, 1, this.keyOf(identity)));
     } catch {
-      return this.fallback.active(identity);
+      return this.mine.active(identity);
     }
   }
 
   private async renew(): Promise<void> {
     await Promise.all(
-      [...this.mine].map(([identity, ids]) =>
+      [...this.mine.slots()].map(([identity, ids]) =>
         this.redis.eval(RENEW, 1, this.keyOf(identity), this.leaseMs, ...ids).catch(() => undefined),
       ),
     );

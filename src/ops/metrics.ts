@@ -39,8 +39,14 @@ export class Metrics {
 
   private readonly refusals = new Counter({
     name: 'petstore_rate_limit_refusals_total',
-    help: 'Requests refused by the limiter: `limited` (429) or `banned` (403).',
+    help: 'Requests refused by the limiter: `limited` by a window (429), `in-flight` after waiting for a slot (429), or `banned` (403).',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly admissionWaits = new Counter({
+    name: 'petstore_admission_waits_total',
+    help: 'Requests that waited for one of their identity’s in-flight slots (most are then served).',
     registers: [this.registry],
   });
 
@@ -71,6 +77,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly socketRefusals = new Counter({
+    name: 'petstore_live_socket_refusals_total',
+    help: 'WebSockets refused for a bound: pending_per_address, open_per_identity or instance_ceiling.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource?: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
     if (dataSource) this.watchPool(dataSource);
@@ -87,9 +100,13 @@ export class Metrics {
     this.requestsOf.set(operation, counted);
   }
 
-  observeRefusal(reason: 'limited' | 'banned', banStarted: boolean): void {
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void {
     this.refusals.inc({ reason });
     if (banStarted) this.bans.inc();
+  }
+
+  observeAdmissionWait(): void {
+    this.admissionWaits.inc();
   }
 
   observePublished(type: string): void {
@@ -102,6 +119,10 @@ export class Metrics {
 
   observeDropped(operation: string, count = 1): void {
     this.dropped.inc({ operation }, count);
+  }
+
+  observeSocketRefusal(reason: string): void {
+    this.socketRefusals.inc({ reason });
   }
 
   /** Open WebSockets and active subscriptions by root field, read at each scrape. */

@@ -1,6 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
-import { batchedConnectionCost, Connection, connectionCost, toConnection } from '../common/connection';
+import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
@@ -20,13 +20,13 @@ export class CategoryResolver {
     return loaders.categoryById.load(id);
   }
 
-  @Query(() => CategoryConnection, { complexity: connectionCost, description: 'Categories in id order, a page at a time.' })
+  @Query(() => CategoryConnection, { description: 'Categories in id order, a page at a time.' })
   async categories(@Args() paging: PagingArgs, @Ctx() { services }: Context) {
     const page = await services.categories.list(pageRequest(paging));
     return toConnection(page, () => services.categories.count());
   }
 
-  @FieldResolver(() => PetConnection, { complexity: batchedConnectionCost, description: 'The pets of this category, in id order.' })
+  @FieldResolver(() => PetConnection, { complexity: COST.LOOKUP, description: 'The pets of this category, in id order.' })
   async pets(@Root() category: Category, @Args() paging: PagingArgs, @Ctx() { loaders }: Context) {
     const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging) });
     return toConnection(page, () => loaders.petCountOfCategory.load(category.id));

@@ -1,11 +1,13 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
 import { MAX_STOCK } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from './pet.entity';
 import { PetStatus } from './pet-status';
 
 @Entity('inventory_items')
+// Keyset pages of a stock status (migration FilteredPageIndexes).
+@Index('IDX_inventory_items_status_pet_id', ['status', 'petId'])
 // The floor is the invariant no concurrency may break; the ceiling bounds what an admin may set.
 @Check('inventory_never_negative', '"quantity" >= 0')
 @ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it." })

@@ -7,6 +7,9 @@ import type { InventoryItem } from './inventory-item.entity';
 import { PetStatus } from './pet-status';
 
 @Entity('pets')
+// Keyset pages of a category or a status (migration FilteredPageIndexes).
+@Index('IDX_pets_category_id_id', ['categoryId', 'id'])
+@Index('IDX_pets_status_id', ['status', 'id'])
 @ObjectType({ description: 'An animal in the catalogue.' })
 export class Pet {
   @PrimaryGeneratedColumn({ type: 'bigint' })
@@ -19,7 +22,6 @@ export class Pet {
   @Field(() => String, { description: `The animal's name, 1 to ${NAME_MAX} characters.` })
   name!: string;
 
-  @Index()
   @Column({ name: 'category_id', type: 'bigint' })
   @Field(() => Int64ID, { description: 'ID of the category the animal belongs to.' })
   categoryId!: string;

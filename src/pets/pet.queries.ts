@@ -1,3 +1,5 @@
+import { COUNT_BOUND } from '../common/bounds';
+import type { Count } from '../common/connection';
 import type { PageRequest } from '../common/page';
 import type { Statement } from '../sql/prepared';
 import { containsPattern } from '../sql/like-pattern';
@@ -113,11 +115,43 @@ export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageR
   };
 }
 
+/**
+ * How many pets match. Without a substring filter, from the counters the database keeps by
+ * category and status (migration CatalogueCounts): a few rows, however many pets. With one, the
+ * matches are counted up to COUNT_BOUND + 1, so that `total` over the bound means "at least".
+ */
 export function petsCount(filter: PetFilter): Statement {
   const values: unknown[] = [];
-  const { clauses, key } = whereOf(filter, values);
-  const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
-  return { name: nameOf(`pets-count-${key}`, key), text: `SELECT count(*)::int AS total FROM pets p ${where}`, values };
+  if (filter.nameContains) {
+    const { clauses, key } = whereOf(filter, values);
+    return {
+      name: nameOf(`pets-count-${key}`, key),
+      text: `SELECT count(*)::int AS total FROM (SELECT FROM pets p WHERE ${clauses.join(' AND ')} LIMIT ${bind(values)(COUNT_BOUND + 1)}) matches`,
+      values,
+    };
+  }
+  const clauses: string[] = [];
+  if (filter.status) clauses.push(`status = ${bind(values)(filter.status)}`);
+  if (filter.categoryId) clauses.push(`category_id = ${bind(values)(filter.categoryId)}`);
+  return {
+    name: `pets-counted-${filter.status ? 's' : ''}${filter.categoryId ? 'c' : ''}`,
+    text: `SELECT coalesce(sum(total), 0)::int AS total FROM pet_counts ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}`,
+    values,
+  };
+}
+
+/** The number of pets in each of several categories, from the counters. */
+export function petsCountByCategories(categoryIds: readonly string[]): Statement {
+  return {
+    name: 'pets-counted-by-categories',
+    text: 'SELECT category_id, sum(total)::int AS total FROM pet_counts WHERE category_id = ANY($1::bigint[]) GROUP BY category_id',
+    values: [categoryIds],
+  };
+}
+
+/** A count read by petsCount: over COUNT_BOUND only when a bounded count stopped. */
+export function countOf(total: number): Count {
+  return total > COUNT_BOUND ? { total: COUNT_BOUND, exact: false } : { total, exact: true };
 }
 
 /** A pet from its row, with the relations the row carries attached. */

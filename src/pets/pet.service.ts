@@ -1,3 +1,4 @@
+import type { Count } from '../common/connection';
 import { Page, PageRequest, toPage } from '../common/page';
 import { trimName } from '../common/validators';
 import { isForeignKeyViolation } from '../sql/pg-errors';
@@ -9,7 +10,18 @@ import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import { announcePetChange } from './pet.events';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
-import { type PetFilter, type PetRelations, type PetRow, petFromRow, petsByIds, petsCount, petsOfCategoriesPage, petsPage } from './pet.queries';
+import {
+  countOf,
+  type PetFilter,
+  type PetRelations,
+  type PetRow,
+  petFromRow,
+  petsByIds,
+  petsCount,
+  petsCountByCategories,
+  petsOfCategoriesPage,
+  petsPage,
+} from './pet.queries';
 import { PetStatus } from './pet-status';
 
 export class PetService extends DatabaseService {
@@ -30,9 +42,9 @@ export class PetService extends DatabaseService {
     return toPage((await this.prepared.rows<PetRow>(petsPage(filter, page, relations))).map(petFromRow), page.first);
   }
 
-  async count(filter: PetFilter): Promise<number> {
+  async count(filter: PetFilter): Promise<Count> {
     const [{ total }] = await this.prepared.rows<{ total: number }>(petsCount(filter));
-    return total;
+    return countOf(total);
   }
 
   /** One page of pets for each of several categories, in one statement. */
@@ -44,10 +56,7 @@ export class PetService extends DatabaseService {
   }
 
   async countByCategories(categoryIds: readonly string[]): Promise<Map<string, number>> {
-    const rows: { category_id: string; total: number }[] = await this.db.query(
-      `SELECT category_id, count(*)::int AS total FROM pets WHERE category_id = ANY($1::bigint[]) GROUP BY category_id`,
-      [categoryIds],
-    );
+    const rows = await this.prepared.rows<{ category_id: string; total: number }>(petsCountByCategories(categoryIds));
     return new Map(rows.map((row) => [row.category_id, row.total]));
   }
 

@@ -1,6 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
-import { Connection, connectionCost, toConnection } from '../common/connection';
+import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
@@ -20,7 +20,7 @@ export class InventoryResolver {
     return loaders.inventoryByPetId.load(petId);
   }
 
-  @Query(() => InventoryConnection, { complexity: connectionCost, description: "Every pet's stock, in pet id order." })
+  @Query(() => InventoryConnection, { description: "Every pet's stock, in pet id order." })
   async inventory(
     @Args() paging: PagingArgs,
     @Arg('filter', () => InventoryFilterInput, { nullable: true, description: 'Only stock that matches.' })

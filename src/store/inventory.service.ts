@@ -26,8 +26,13 @@ export class InventoryService extends DatabaseService {
     return keysetPage(this.matching(filter), 'item.pet_id', page);
   }
 
-  count(filter: InventoryFilter): Promise<number> {
-    return this.matching(filter).getCount();
+  /** From the counters the database keeps by stock status (migration CatalogueCounts), not by counting rows. */
+  async count(filter: InventoryFilter): Promise<number> {
+    const [{ total }]: { total: number }[] = await this.db.query(
+      `SELECT coalesce(sum(total), 0)::int AS total FROM stock_counts${filter.status ? ' WHERE status = $1' : ''}`,
+      filter.status ? [filter.status] : [],
+    );
+    return total;
   }
 
   /** Sets a pet's stock count and re-derives its status, under the stock row's lock. */

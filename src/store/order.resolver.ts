@@ -1,6 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
-import { Connection, connectionCost, toConnection } from '../common/connection';
+import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
@@ -28,7 +28,6 @@ export class OrderResolver {
   }
 
   @Query(() => OrderConnection, {
-    complexity: connectionCost,
     description: "Your orders (an admin's: every order), newest first. Needs a key.",
   })
   async orders(

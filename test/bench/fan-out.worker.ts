@@ -45,6 +45,11 @@ async function main(): Promise<void> {
         },
       );
     }
+    // A gateway admits only a few sockets per address that have not finished connection_init.
+    await new Promise<void>((resolve) => {
+      client.on('connected', () => resolve());
+      client.on('closed', () => resolve());
+    });
   }
   await allSubscribed(ports);
   process.on('message', (message: string) => {

@@ -5,6 +5,7 @@ import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
 import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
+import { runScale } from './scale';
 import type { Target } from './scenarios';
 
 /**
@@ -12,10 +13,11 @@ import type { Target } from './scenarios';
  * first use) and the raw limits (bare node:http + pg, asked by GET and by JSON POST) on real PostgreSQL (DATABASE_URL) with its
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
- * BENCH_SCENARIOS (such as `Q1,Q2`, or `fanout` for live updates) runs some scenarios only.
+ * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
+ * million pets, scale.ts) runs some scenarios only.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
- * ATTACK_IN_FLIGHT (default 4) attack queries in flight (scenarios.ts `attacker`); it runs once,
+ * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
  *
@@ -36,11 +38,13 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
   ['attack', ['gateway, limiter off', 'gateway']],
 ];
-const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 4);
+const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
 const KEYED_ATTACK = !ONLY || ONLY.includes('keyed-attack');
+/** `scale` (scale.ts) runs only when asked for: it loads a million pets. */
+const SCALE = ONLY?.includes('scale') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -91,6 +95,8 @@ async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
+  if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) return;
   console.log(`creating and seeding the bench database (20 categories, ${PETS.toLocaleString('en')} pets, 50,000 orders)…`);
   const databaseUrl = await createBenchDatabase(serverUrl);
   // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).

@@ -1,9 +1,12 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { type DefinitionNode, type DocumentNode, type FragmentDefinitionNode, Kind, concatAST, parse, visit } from 'graphql';
 
-/** Documents a real front end of the gateway would hold: one page or action per file. */
-export const DOCUMENTS_DIR = join(__dirname, 'documents');
+/**
+ * Documents a real front end of the gateway would hold: one page or action per file. Found from
+ * the compiled bench (dist/test/frontend) too, which has no copy of them.
+ */
+export const DOCUMENTS_DIR = join(__dirname, '..', '..', ...(__dirname.includes(`${sep}dist${sep}`) ? ['..'] : []), 'test', 'frontend', 'documents');
 
 export interface CorpusFile {
   /** The file name, such as pet-list.graphql. */

@@ -41,13 +41,13 @@ describe('depth and cost limits', () => {
   });
 
   it('multiplies a connection’s selection by first when costing', async () => {
-    // 10 (the page) + 100 × (1 nodes + 1 id + 2 category + 1 name + 2 inventory + 1 quantity) = 810
+    // 2 (the connection) + 100 × (1 pet + 1 category + 1 inventory) = 302
     const fits = await gql(t.url, '{ pets(first: 100) { nodes { id category { name } inventory { quantity } } } }');
     expect(fits.errors).toBeUndefined();
-    const tooMuch = await gql(t.url, '{ pets(first: 100) { nodes { id name status categoryId category { name } inventory { quantity status } } } }');
+    const tooMuch = await gql(t.url, '{ categories(first: 100) { nodes { pets(first: 100) { nodes { id } } } } }');
     expect(tooMuch.status).toBe(400);
-    // 10 + 100 × (1 + 4 fields + 2 + 1 + 2 + 2) = 1210
-    expect(tooMuch.errors?.[0].message).toBe('Query cost 1210 exceeds the limit of 1000');
+    // 2 + 100 × (1 category + 2 + 100 × 1 pet) + 1 batched lookup for every category's pets = 10,303
+    expect(tooMuch.errors?.[0].message).toBe('Query cost 10303 exceeds the limit of 1000');
   });
 
   it('refuses an alias repeated 1,000 times', async () => {

@@ -6,8 +6,11 @@ import { codes, gql } from '../helpers/gql';
 /** Issue 12's attack: aliases of a substring-filtered count, each a page and a COUNT scanning every pet. */
 const attack = (aliases: number) =>
   `{ ${Array.from({ length: aliases }, (_, i) => `a${i}: pets(first: 1, filter: { nameContains: "q${i}" }) { totalCount }`).join(' ')} }`;
-/** What one alias of the attack costs: its page, its count, a scan for each, and no per-item selection. */
-const ATTACK_ALIAS_COST = COST.PAGE + COST.COUNT + 2 * COST.SCAN;
+/** What one alias of the attack costs: its connection, its count, the substring filter on both statements, no items. */
+const ATTACK_ALIAS_COST = COST.CONNECTION + COST.COUNT + 2 * COST.SUBSTRING;
+/** The list view of 100 a front end shows: every scalar, the joined relations, pageInfo and totalCount. */
+const LIST_VIEW =
+  '{ pets(first: 100) { nodes { id name status category { id name description } inventory { petId quantity status } } pageInfo { hasNextPage endCursor } totalCount } }';
 
 let t: TestApp;
 let petId: string;
@@ -21,32 +24,34 @@ const costOf = (result: { body: any }) => result.body.extensions?.cost;
 
 describe('the cost model', () => {
   it.each([
-    ['README FirstPets', 'query FirstPets { pets(first: 5, filter: { status: AVAILABLE }) { nodes { id name status category { name } inventory { quantity status } } pageInfo { hasNextPage endCursor } totalCount } }', 90],
-    ['README curl', '{ pets(first: 3) { nodes { id name category { name } } } }', 28],
-    ['README PetById', '{ pet(id: "1") { id name categoryId status } }', 6],
-    ['the bench Q1', '{ pet(id: "1") { id name category { name } } }', 7],
-    ['the bench Q2', '{ pets(first: 50) { nodes { id name status category { id name } inventory { quantity } } } }', 560],
-    ['a page of 100 with its count', '{ pets(first: 100) { nodes { id name } totalCount } }', 320],
-    ['the category menu: each category’s pet count, loaded for all at once', '{ categories(first: 50) { nodes { id name description pets(first: 1) { totalCount } } pageInfo { hasNextPage endCursor } } }', 560],
-    ['a name search with its count', '{ pets(first: 20, filter: { nameContains: "rex" }) { nodes { id name } totalCount } }', 120],
-    ['900 × __typename', `{ ${Array.from({ length: 900 }, (_, i) => `t${i}: __typename`).join(' ')} }`, 900],
+    ['README FirstPets', 'query FirstPets { pets(first: 5, filter: { status: AVAILABLE }) { nodes { id name status category { name } inventory { quantity status } } pageInfo { hasNextPage endCursor } totalCount } }', 28],
+    ['README curl', '{ pets(first: 3) { nodes { id name category { name } } } }', 8],
+    ['README PetById', '{ pet(id: "1") { id name categoryId status } }', 2],
+    ['the bench Q1', '{ pet(id: "1") { id name category { name } } }', 3],
+    ['the bench Q2', '{ pets(first: 50) { nodes { id name status category { id name } inventory { quantity } } } }', 152],
+    ['a list view of 100 with everything a list shows', LIST_VIEW, 313],
+    ['a page of 100 with its count', '{ pets(first: 100) { nodes { id name } totalCount } }', 112],
+    ['the category menu: each category’s pet count, loaded for all at once', '{ categories(first: 50) { nodes { id name description pets(first: 1) { totalCount } } pageInfo { hasNextPage endCursor } } }', 164],
+    ['a name search with its count', '{ pets(first: 20, filter: { nameContains: "rex" }) { nodes { id name } totalCount } }', 72],
+    ['900 × __typename', `{ ${Array.from({ length: 900 }, (_, i) => `t${i}: __typename`).join(' ')} }`, 899],
   ])('accepts %s within the limit, reporting its cost', async (_name, query, cost) => {
     const result = await gql(t.url, query);
     expect(result.status).toBe(200);
     expect(result.errors).toBeUndefined();
-    expect(costOf(result)).toEqual({ requested: cost, limit: 1000 });
+    expect(costOf(result)).toEqual({ requested: cost, actual: expect.any(Number), limit: 1000 });
+    expect(costOf(result).actual).toBeLessThanOrEqual(cost);
   });
 
   it('refuses issue 12’s 500 aliases with 400 QUERY_TOO_COMPLEX, reporting the cost', async () => {
     const result = await gql(t.url, attack(500));
     expect(result.status).toBe(400);
     expect(codes(result)).toEqual(['QUERY_TOO_COMPLEX']);
-    expect(costOf(result)).toEqual({ requested: 500 * ATTACK_ALIAS_COST, limit: 1000 });
+    expect(costOf(result)).toEqual({ requested: 500 * ATTACK_ALIAS_COST, actual: 0, limit: 1000 });
   });
 
-  it('admits at most 16 aliases of the attack: 32 statements', async () => {
+  it('admits at most 19 aliases of the attack: 38 statements', async () => {
     const most = Math.floor(1000 / ATTACK_ALIAS_COST);
-    expect(most).toBe(16);
+    expect(most).toBe(19);
     const accepted = await gql(t.url, attack(most));
     expect(accepted.errors).toBeUndefined();
     expect(Object.keys(accepted.data ?? {})).toHaveLength(most);
@@ -58,22 +63,57 @@ describe('the cost model', () => {
   it('charges totalCount once per connection, however it is selected', async () => {
     const direct = await gql(t.url, '{ pets(first: 50) { totalCount } }');
     const throughFragments = await gql(t.url, '{ pets(first: 50) { ...Count } } fragment Count on PetConnection { ... on PetConnection { totalCount } }');
-    expect(costOf(direct).requested).toBe(COST.PAGE + COST.COUNT);
-    expect(costOf(throughFragments).requested).toBe(COST.PAGE + COST.COUNT);
+    expect(costOf(direct).requested).toBe(COST.CONNECTION + COST.COUNT);
+    expect(costOf(throughFragments).requested).toBe(COST.CONNECTION + COST.COUNT);
   });
 
   it('costs a filter passed in variables by its value, not by the first value seen', async () => {
     const query = 'query($filter: PetFilter) { pets(first: 1, filter: $filter) { totalCount } }';
     const plain = await gql(t.url, query, { filter: { status: 'AVAILABLE' } });
     const scanning = await gql(t.url, query, { filter: { nameContains: 'x' } });
-    expect(costOf(plain).requested).toBe(COST.PAGE + COST.COUNT);
-    expect(costOf(scanning).requested).toBe(COST.PAGE + COST.COUNT + 2 * COST.SCAN);
+    expect(costOf(plain).requested).toBe(COST.CONNECTION + COST.COUNT);
+    expect(costOf(scanning).requested).toBe(COST.CONNECTION + COST.COUNT + 2 * COST.SUBSTRING);
   });
 
-  it('weighs lookups through loaders above plain fields', async () => {
+  it('charges a lookup by a statement of its own above a relation joined into its parent’s', async () => {
     const plain = await gql(t.url, `{ pet(id: "${petId}") { id name } }`);
-    const related = await gql(t.url, `{ pet(id: "${petId}") { id name category { name } inventory { quantity } } }`);
-    expect(costOf(plain).requested).toBe(COST.LOOKUP + 2);
-    expect(costOf(related).requested).toBe(COST.LOOKUP + 2 + 2 * (COST.LOOKUP + 1));
+    const joined = await gql(t.url, `{ pet(id: "${petId}") { id name category { name } inventory { quantity } } }`);
+    const looked = await gql(t.url, `{ inventoryItem(petId: "${petId}") { quantity pet { name } } }`);
+    expect(costOf(plain).requested).toBe(COST.OBJECT + COST.LOOKUP);
+    expect(costOf(joined).requested).toBe(COST.OBJECT + COST.LOOKUP + 2 * COST.OBJECT);
+    expect(costOf(looked).requested).toBe(2 * (COST.OBJECT + COST.LOOKUP));
+  });
+
+  it('charges each mutation its transaction, whatever it answers', async () => {
+    const cancels = (count: number) => `mutation { ${Array.from({ length: count }, (_, i) => `c${i}: cancelOrder(id: "${i + 1}")`).join(' ')} }`;
+    const one = await gql(t.url, cancels(1));
+    expect(costOf(one).requested).toBe(COST.MUTATION);
+    const many = await gql(t.url, cancels(100));
+    expect(many.status).toBe(400);
+    expect(codes(many)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(costOf(many).requested).toBe(100 * COST.MUTATION + 99 * COST.REPEAT);
+  });
+
+  it('charges every repeat of a field under another alias, so a page cannot multiply its response', async () => {
+    const names = Array.from({ length: 2000 }, (_, i) => `a${i}: name`).join(' ');
+    const result = await gql(t.url, `{ pets(first: 100) { nodes { ${names} } } }`);
+    expect(result.status).toBe(400);
+    expect(codes(result)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(costOf(result).requested).toBe(COST.CONNECTION + 100 * (COST.OBJECT + 1999 * COST.REPEAT));
+    // Selecting one field twice under one key is the same field, charged once.
+    const same = await gql(t.url, '{ pets(first: 10) { nodes { name name } } }');
+    expect(costOf(same).requested).toBe(COST.CONNECTION + 10 * COST.OBJECT);
+  });
+
+  it('reports as actual what ran: the items returned, not those asked for, and nothing for skipped fields', async () => {
+    const [{ count }] = await t.db.dataSource.query('SELECT count(*)::int AS count FROM pets');
+    const result = await gql(t.url, LIST_VIEW);
+    expect(costOf(result)).toEqual({ requested: 313, actual: COST.CONNECTION + COST.COUNT + 3 * count + COST.OBJECT, limit: 1000 });
+
+    const query = 'query($stock: Boolean!) { pets(first: 100) { nodes { id inventory @include(if: $stock) { quantity } } totalCount @skip(if: $stock) } }';
+    const without = await gql(t.url, query, { stock: false });
+    const withStock = await gql(t.url, query, { stock: true });
+    expect(costOf(without)).toEqual({ requested: COST.CONNECTION + COST.COUNT + 100, actual: COST.CONNECTION + COST.COUNT + count, limit: 1000 });
+    expect(costOf(withStock)).toEqual({ requested: COST.CONNECTION + 200, actual: COST.CONNECTION + 2 * count, limit: 1000 });
   });
 });

@@ -1,25 +1,85 @@
 import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
+import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
+import { BoundedCounts } from '../../src/limits/bounded-counts';
 import { InFlight } from '../../src/limits/in-flight';
-import { PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
+import { waitFor } from '../helpers/wait';
+
+describe('BoundedCounts', () => {
+  it('takes places up to the bound per key and frees them on leave', () => {
+    const counts = new BoundedCounts();
+    expect([1, 2, 3].map(() => counts.enter('ip:a', 2))).toEqual([true, true, false]);
+    expect(counts.enter('ip:b', 2)).toBe(true);
+    counts.leave('ip:a');
+    expect(counts.of('ip:a')).toBe(1);
+    expect(counts.enter('ip:a', 2)).toBe(true);
+    counts.leave('ip:a');
+    counts.leave('ip:a');
+    expect(counts.of('ip:a')).toBe(0);
+  });
+});
 
 describe('InFlight', () => {
-  it('takes slots up to the bound per identity and frees them on leave', () => {
+  const admission = { max: 2, queue: 2, waitMs: 1_000 };
+  afterEach(() => jest.useRealTimers());
+
+  it('takes slots up to the bound per identity, then queues, then refuses at once', async () => {
     const inFlight = new InFlight();
-    expect([1, 2, 3].map(() => inFlight.enter('ip:a', 2))).toEqual([true, true, false]);
-    expect(inFlight.enter('ip:b', 2)).toBe(true);
+    expect(await inFlight.enter('ip:a', admission)).toBe(true);
+    expect(await inFlight.enter('ip:a', admission)).toBe(true);
+    const waiting = [inFlight.enter('ip:a', admission), inFlight.enter('ip:a', admission)];
+    expect(inFlight.waitingOf('ip:a')).toBe(2);
+    expect(await inFlight.enter('ip:a', admission)).toBe(false); // the queue is full
+    expect(await inFlight.enter('ip:b', admission)).toBe(true); // another identity is not affected
+
     inFlight.leave('ip:a');
-    expect(inFlight.of('ip:a')).toBe(1);
-    expect(inFlight.enter('ip:a', 2)).toBe(true);
     inFlight.leave('ip:a');
+    expect(await Promise.all(waiting)).toEqual([true, true]);
+    expect(inFlight.of('ip:a')).toBe(2); // handed over, never freed in between
+  });
+
+  it('hands a freed slot to the longest waiter first', async () => {
+    const inFlight = new InFlight();
+    const order: string[] = [];
+    await inFlight.enter('ip:a', { ...admission, max: 1 });
+    const first = inFlight.enter('ip:a', { ...admission, max: 1 }).then(() => order.push('first'));
+    const second = inFlight.enter('ip:a', { ...admission, max: 1 }).then(() => order.push('second'));
+    inFlight.leave('ip:a');
+    await first;
+    inFlight.leave('ip:a');
+    await second;
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('refuses a waiter whose wait runs out, and frees its place in the queue', async () => {
+    jest.useFakeTimers();
+    const waits: string[] = [];
+    const inFlight = new InFlight(() => waits.push('wait'));
+    await inFlight.enter('ip:a', { ...admission, max: 1 });
+    const late = inFlight.enter('ip:a', { ...admission, max: 1 });
+    jest.advanceTimersByTime(admission.waitMs - 1);
+    expect(inFlight.waitingOf('ip:a')).toBe(1);
+    jest.advanceTimersByTime(1);
+    expect(await late).toBe(false);
+    expect(inFlight.waitingOf('ip:a')).toBe(0);
+    expect(waits).toEqual(['wait']);
     inFlight.leave('ip:a');
     expect(inFlight.of('ip:a')).toBe(0);
+  });
+
+  it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue twice as long', () => {
+    expect(admissionOfCaller({ kind: 'anonymous' })).toEqual({ max: 16, queue: 32, waitMs: ADMISSION_WAIT_MS });
+    const plans = [Plan.FREE, Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE];
+    const bounds = plans.map((plan) => admissionOfCaller({ kind: 'key', key: { plan } }).max);
+    expect(bounds).toEqual([...bounds].sort((a, b) => a - b));
+    expect(new Set(bounds).size).toBe(plans.length);
   });
 });
 
 describe('requests in flight per identity, through HTTP', () => {
+  const max = PLAN_CONCURRENCY[Plan.FREE];
   let t: TestApp;
   let petId: string;
   beforeAll(async () => {
@@ -32,7 +92,7 @@ describe('requests in flight per identity, through HTTP', () => {
 
   /**
    * Holds every read of `pets` behind a lock taken by the test itself: the requests sent meanwhile
-   * stay in flight until `release` (in embedded mode they wait for the pool's one connection).
+   * stay in flight until `release`.
    */
   async function holdPets(): Promise<{ release: () => Promise<void> }> {
     const runner: QueryRunner = t.db.dataSource.createQueryRunner();
@@ -46,55 +106,64 @@ describe('requests in flight per identity, through HTTP', () => {
     };
   }
 
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  const waitsSoFar = async () => Number(/^petstore_admission_waits_total (\d+)/m.exec((await request(t.url).get('/metrics')).text)?.[1]);
+  const untilWaits = async (count: number) => waitFor(async () => (await waitsSoFar()) >= count, 10_000, `${count} requests waiting for a slot`);
 
-  it(`refuses an anonymous client’s request past ${PLAN_CONCURRENCY[Plan.FREE]} in flight with 429, Retry-After 1 and the rate-limit headers`, async () => {
+  it(`lets requests past ${max} in flight wait for a slot, and answers every one`, async () => {
     const { key } = await createApiKey(t, { plan: 'FREE' });
+    const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
+    expect((await send()).status).toBe(200); // the key's lookup is cached before the database is held
+    const before = await waitsSoFar();
     const hold = await holdPets();
-    const held = Array.from({ length: PLAN_CONCURRENCY[Plan.FREE] }, () => request(t.url).post('/graphql').send(query()).then((r) => r));
-    await settle();
-    const refused = await request(t.url).post('/graphql').send(query());
+    const sent = Array.from({ length: max + 8 }, () => send().then((r) => r));
+    await untilWaits(before + 8);
     await hold.release();
-    const answers = await Promise.all(held);
+    const answers = await Promise.all(sent);
 
-    expect(answers.map((answer) => answer.status)).toEqual(Array(PLAN_CONCURRENCY[Plan.FREE]).fill(200));
-    expect(refused.status).toBe(429);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(max + 8).fill(200));
+    // Every one of them counted once, and only once it ran: 1 + 24 of the minute's 60.
+    expect(Math.min(...answers.map((answer) => Number(answer.headers['x-ratelimit-remaining'])))).toBe(60 - 1 - (max + 8));
+  });
+
+  it('refuses a request with the queue full at once: 429, Retry-After 1, one message, never toward a ban', async () => {
+    const { key } = await createApiKey(t, { plan: 'FREE' });
+    const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
+    expect((await send()).status).toBe(200);
+    const before = await waitsSoFar();
+    const hold = await holdPets();
+    const sent = Array.from({ length: 3 * max }, () => send().then((r) => r));
+    await untilWaits(before + 2 * max);
+    // BAN_THRESHOLD 2: four refusals would start a ban if they counted toward one.
+    const refusals = [];
+    for (let i = 0; i < 4; i += 1) refusals.push(await send());
+    await hold.release();
+    const answers = await Promise.all(sent);
+
+    expect(answers.map((answer) => answer.status)).toEqual(Array(3 * max).fill(200));
+    expect(refusals.map((r) => r.status)).toEqual([429, 429, 429, 429]);
+    const [refused] = refusals;
     expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.body.errors[0].extensions).toEqual({ code: 'RATE_LIMITED', status: 429 });
-    expect(refused.body.errors[0].message).toMatch(/at most 4 at once/);
+    expect(refused.body.errors).toEqual([
+      {
+        message: `Too many requests in flight: at most ${max} at once, and none finished in time; retry in 1 s`,
+        extensions: { code: 'RATE_LIMITED', status: 429 },
+      },
+    ]);
     for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy']) {
       expect(refused.headers[header]).toBeDefined();
     }
-    // The refusal consumed nothing: 4 requests counted, 56 left of the minute.
-    expect(refused.headers['x-ratelimit-remaining']).toBe('56');
-    // Another client was never affected.
-    expect((await request(t.url).post('/graphql').set('X-API-Key', key).send(query())).status).toBe(200);
-  });
-
-  it('counts refusals for concurrency toward a ban, like any refusal', async () => {
-    const { key } = await createApiKey(t, { plan: 'FREE' });
-    const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
-    // Key lookups are cached for 5 s: one request first, so that none waits on the held database for it.
-    expect((await send()).status).toBe(200);
-    const hold = await holdPets();
-    const held = Array.from({ length: PLAN_CONCURRENCY[Plan.FREE] }, () => send().then((r) => r));
-    await settle();
-    const refusals = [];
-    for (let i = 0; i < 3; i += 1) refusals.push(await send());
-    await hold.release();
-    await Promise.all(held);
-
-    // BAN_THRESHOLD 2: refusals 1 and 2 are 429, the third starts a ban.
-    expect(refusals.map((r) => r.status)).toEqual([429, 429, 403]);
-    expect(refusals[2].body.errors[0].extensions.code).toBe('API_KEY_BANNED');
-    expect((await send()).status).toBe(403);
+    // The refusals consumed nothing, and the key is not banned.
+    const after = await send();
+    expect(after.status).toBe(200);
+    expect(after.headers['x-ratelimit-remaining']).toBe(String(60 - 1 - 3 * max - 1));
+    expect((await request(t.url).get('/metrics')).text).toMatch(/petstore_rate_limit_refusals_total\{reason="in-flight"\} 4/);
   });
 
   it('frees the slot of a request that ends, however it ends', async () => {
     const { key } = await createApiKey(t, { plan: 'FREE' });
     const send = (body: object) => request(t.url).post('/graphql').set('X-API-Key', key).send(body);
     for (let i = 0; i < 10; i += 1) expect((await send({ query: '{ nope }' })).status).toBe(400);
-    const answers = await Promise.all(Array.from({ length: PLAN_CONCURRENCY[Plan.FREE] }, () => send(query())));
-    expect(answers.map((answer) => answer.status)).toEqual(Array(PLAN_CONCURRENCY[Plan.FREE]).fill(200));
+    const answers = await Promise.all(Array.from({ length: max }, () => send(query())));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(max).fill(200));
   });
 });

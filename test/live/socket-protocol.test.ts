@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, setStock, stockedPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { activeSubscriptions, caughtUp, eventually, liveClient, subscribe, subscribed, wsUrl } from '../helpers/live';
+import { acknowledgedSocket, type RawSocketOptions, rawSocket } from '../helpers/raw-socket';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,64 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const PROTOCOL = 'graphql-transport-ws';
-
-interface RawSocket {
-  socket: WebSocket;
-  messages: any[];
-  closed: Promise<{ code: number; reason: string }>;
-  send(message: unknown): void;
-  /** The next message from the server; rejects after 3 s. */
-  next(): Promise<any>;
-}
-
-/** A bare socket speaking the protocol by hand, to send what a well-behaved client never would. */
-async function raw(options: { protocol?: string | null; headers?: Record<string, string> } = {}): Promise<RawSocket> {
-  const protocols = options.protocol === null ? [] : [options.protocol ?? PROTOCOL];
-  const socket = new WebSocket(wsUrl(t), protocols, { headers: options.headers });
-  const messages: any[] = [];
-  let waiting: ((message: any) => void) | undefined;
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data));
-    if (waiting) {
-      waiting(message);
-      waiting = undefined;
-    } else {
-      messages.push(message);
-    }
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  return {
-    socket,
-    messages,
-    closed,
-    send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
-    next: () =>
-      messages.length > 0
-        ? Promise.resolve(messages.shift())
-        : new Promise((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error('no message within 3 s')), 3_000);
-            waiting = (message) => {
-              clearTimeout(timer);
-              resolve(message);
-            };
-          }),
-  };
-}
-
-/** A socket past connection_init, with an optional key in its payload. */
-async function acknowledged(key?: string): Promise<RawSocket> {
-  const socket = await raw();
-  socket.send({ type: 'connection_init', payload: key ? { 'X-API-Key': key } : {} });
-  expect(await socket.next()).toEqual({ type: 'connection_ack' });
-  return socket;
-}
+const raw = (options?: RawSocketOptions) => rawSocket(wsUrl(t), options);
+const acknowledged = (key?: string) => acknowledgedSocket(wsUrl(t), key);
 
 /** The gateway still serves HTTP and subscriptions after whatever a test threw at it. */
 async function stillServing(): Promise<void> {

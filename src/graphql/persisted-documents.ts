@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Caller } from '../auth/caller';
+import { callerOf } from '../auth/request';
+import { ApiKeyRole } from '../auth/role';
+import type { TrustedDocumentsOnly } from '../config';
+import { ApiError } from '../errors';
+import type { TrustedDocument, TrustedDocuments } from './trusted-documents';
+
+/** What a GraphQL-over-HTTP request says about its document, from a GET's query string or a POST's body. */
+export interface DocumentParams {
+  query?: unknown;
+  /** The GraphQL-over-HTTP persisted-documents draft: "sha256:<hex>". */
+  documentId?: unknown;
+  /** Apollo's automatic persisted query hash, `extensions.persistedQuery.sha256Hash`. */
+  apolloHash?: unknown;
+}
+
+/** Run the request as it came, or with the text of a trusted document in place of its id or hash. */
+export type DocumentDecision = { kind: 'as-sent' } | { kind: 'trusted'; document: TrustedDocument };
+
+const DOCUMENT_ID = /^sha256:([0-9a-f]{64})$/;
+/** Apollo's hash is bare hex; GraphQL Code Generator's `__meta__.hash` carries the prefix. */
+const APOLLO_HASH = /^(?:sha256:)?([0-9a-f]{64})$/;
+
+/** Whether `caller` may send only trusted documents under TRUSTED_DOCUMENTS_ONLY=`only`. Admin keys never are. */
+export function restrictedToTrusted(only: TrustedDocumentsOnly, caller: Caller): boolean {
+  if (only === 'off') return false;
+  if (caller.kind === 'anonymous') return only !== 'keys';
+  return caller.key.role !== ApiKeyRole.ADMIN && only !== 'anonymous';
+}
+
+/**
+ * Which document a request runs (docs/contract.md §8): a `documentId` must name a trusted
+ * document (else 404 PERSISTED_DOCUMENT_NOT_FOUND); an Apollo hash the manifest has runs that
+ * document, any other goes on to Apollo's automatic persisted queries. A caller restricted to
+ * trusted documents gets 403 PERSISTED_DOCUMENT_REQUIRED for any document the manifest lacks.
+ */
+export function decideDocument(params: DocumentParams, trusted: TrustedDocuments | undefined, restricted: boolean): DocumentDecision {
+  if (params.documentId !== undefined) {
+    const hash = typeof params.documentId === 'string' ? DOCUMENT_ID.exec(params.documentId)?.[1] : undefined;
+    if (hash === undefined) throw new ApiError('BAD_REQUEST', `documentId must be "sha256:" followed by 64 lower-case hex digits`);
+    if (params.query !== undefined) throw new ApiError('BAD_REQUEST', 'Send either a query or a documentId, not both');
+    const document = trusted?.find(hash);
+    if (!document) throw new ApiError('PERSISTED_DOCUMENT_NOT_FOUND', `No trusted document has the id sha256:${hash}`);
+    return { kind: 'trusted', document };
+  }
+  const hash = typeof params.apolloHash === 'string' ? APOLLO_HASH.exec(params.apolloHash)?.[1] : undefined;
+  const byHash = hash === undefined ? undefined : trusted?.find(hash);
+  if (byHash && params.query === undefined) return { kind: 'trusted', document: byHash };
+  // No document at all is Apollo's to answer: the Sandbox landing page, or 400 for a missing query.
+  if (!restricted || (params.query === undefined && params.apolloHash === undefined)) return { kind: 'as-sent' };
+  // A trusted document's full text is still that document.
+  if (typeof params.query === 'string' && trusted?.find(sha256(params.query))) return { kind: 'as-sent' };
+  throw new ApiError('PERSISTED_DOCUMENT_REQUIRED', 'This API accepts only its trusted documents from this caller: send a documentId (or its persisted-query hash)');
+}
+
+/**
+ * The HTTP step in front of Apollo: resolves `documentId` and trusted hashes to the manifest's
+ * text and refuses other documents from restricted callers. Apollo then finds the document
+ * already parsed and validated in its store (TrustedDocuments.documentStore).
+ */
+export function persistedDocuments(trusted: TrustedDocuments | undefined, only: TrustedDocumentsOnly): RequestHandler {
+  return (req, _res, next) => {
+    const restricted = restrictedToTrusted(only, callerOf(req));
+    if (req.method === 'GET') {
+      const url = new URL(req.url, 'http://gateway');
+      const decision = decideDocument(getParams(url.searchParams), trusted, restricted);
+      if (decision.kind === 'trusted') {
+        replaceGetDocument(url.searchParams, decision.document.source);
+        // Apollo's Express integration reads the query string from req.url.
+        req.url = url.pathname + url.search;
+      }
+    } else if (isObject(req.body)) {
+      const decision = decideDocument(postParams(req.body), trusted, restricted);
+      if (decision.kind === 'trusted') req.body = replacePostDocument(req.body, decision.document.source);
+    }
+    next();
+  };
+}
+
+function getParams(search: URLSearchParams): DocumentParams {
+  return { query: search.get('query') ?? undefined, documentId: search.get('documentId') ?? undefined, apolloHash: apolloHashOf(parseJson(search.get('extensions'))) };
+}
+
+function postParams(body: Record<string, unknown>): DocumentParams {
+  return { query: body.query, documentId: body.documentId, apolloHash: apolloHashOf(body.extensions) };
+}
+
+function replaceGetDocument(search: URLSearchParams, source: string): void {
+  search.delete('documentId');
+  search.set('query', source);
+  const extensions = withoutPersistedQuery(parseJson(search.get('extensions')));
+  if (extensions === undefined) search.delete('extensions');
+  else search.set('extensions', JSON.stringify(extensions));
+}
+
+function replacePostDocument(body: Record<string, unknown>, source: string): Record<string, unknown> {
+  const { documentId: _id, extensions, ...rest } = body;
+  const kept = withoutPersistedQuery(extensions);
+  return { ...rest, query: source, ...(kept === undefined ? {} : { extensions: kept }) };
+}
+
+/** The hash has served its purpose: Apollo would otherwise store the document as a persisted query too. */
+function withoutPersistedQuery(extensions: unknown): unknown {
+  if (!isObject(extensions)) return extensions;
+  const { persistedQuery: _hash, ...rest } = extensions;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+function apolloHashOf(extensions: unknown): unknown {
+  return isObject(extensions) && isObject(extensions.persistedQuery) ? extensions.persistedQuery.sha256Hash : undefined;
+}
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined; // Apollo refuses malformed extensions itself
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
