@@ -1,10 +1,11 @@
 import DataLoader from 'dataloader';
+import type { Count } from '../common/connection';
 import { alignByKey } from '../common/loader';
 import type { Page, PageRequest } from '../common/page';
 import type { Category } from './category.entity';
 import type { CategoryService } from './category.service';
 import type { Pet } from './pet.entity';
-import type { PetRelations } from './pet.queries';
+import type { PetFilter, PetRelations } from './pet.queries';
 import type { PetService } from './pet.service';
 
 export interface PetsOfCategoryKey extends PageRequest {
@@ -36,6 +37,10 @@ export function createCatalogueLoaders(services: { pets: PetService; categories:
       (keys) => loadPetsOfCategories(services.pets, keys),
       { cacheKeyFn: (key) => `${key.categoryId}/${key.first}/${key.afterId ?? ''}` },
     ),
+    /** Counts by filter: aliases counting the same filter share one statement. */
+    petCount: new DataLoader<PetFilter, Count, string>((filters) => Promise.all(filters.map((filter) => services.pets.count(filter))), {
+      cacheKeyFn: (filter) => JSON.stringify([filter.status ?? null, filter.categoryId ?? null, filter.nameContains ?? null]),
+    }),
     petCountOfCategory: new DataLoader<string, number>(async (ids) => {
       const counts = await services.pets.countByCategories(ids);
       return ids.map((id) => counts.get(id) ?? 0);

@@ -3,7 +3,7 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, Info, Mutation, ObjectType, 
 import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
-import { pageRequest } from '../common/page';
+import { type Page, pageRequest } from '../common/page';
 import { PagingArgs } from '../common/paging.args';
 import { COST } from '../common/query-cost';
 import { selectedFields } from '../common/selection';
@@ -22,6 +22,10 @@ function relationsOf(fields: Set<string>): PetRelations {
   return { category: fields.has('category'), inventory: fields.has('inventory') };
 }
 
+/** The fields of a connection that show its page. */
+const PAGE_FIELDS = new Set(['nodes', 'edges', 'pageInfo']);
+const NO_PAGE: Page<Pet> = { rows: [], hasNextPage: false };
+
 @Resolver(() => Pet)
 export class PetResolver {
   @Query(() => Pet, { nullable: true, complexity: COST.LOOKUP, description: 'One pet by id; null when there is none.' })
@@ -38,12 +42,14 @@ export class PetResolver {
     @Args() paging: PagingArgs,
     @Arg('filter', () => PetFilterInput, { nullable: true, description: 'Only pets that match.' })
     filter: PetFilterInput | null,
-    @Ctx() { services }: Context,
+    @Ctx() { services, loaders }: Context,
     @Info() info: GraphQLResolveInfo,
   ) {
+    // A count alone (`pets { totalCount }`) shows no page: its statement is skipped.
+    const asksForPage = [...selectedFields(info)].some((field) => PAGE_FIELDS.has(field));
     const fields = new Set([...selectedFields(info, ['nodes']), ...selectedFields(info, ['edges', 'node'])]);
-    const page = await services.pets.list(filter ?? {}, pageRequest(paging), relationsOf(fields));
-    return toConnection(page, () => services.pets.count(filter ?? {}));
+    const page = asksForPage ? await services.pets.list(filter ?? {}, pageRequest(paging), relationsOf(fields)) : NO_PAGE;
+    return toConnection(page, () => loaders.petCount.load(filter ?? {}));
   }
 
   // Joined into the pet's own statement where a page or a lookup asks for it: an object, no statement of its own.
