@@ -131,7 +131,7 @@ export async function createApp({
     }),
   );
   app.use(identifyCaller(services.apiKeys, config.trustProxy));
-  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined));
+  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined, config.banPauseMs));
   app.use(refuseMalformedHttp);
   app.use(rejectUnverifiedKey);
   // Each request's statements are counted, and each identity's run a few at a time, within its

@@ -27,6 +27,8 @@ export interface Config {
   adminApiKey?: string;
   banThreshold: number;
   banSeconds: number;
+  /** How long a banned client's request waits before its 403 (BAN_PAUSE_MS). */
+  banPauseMs: number;
   petsSunset: Date;
   trustProxy: boolean;
   maxQueryCost: number;
@@ -290,6 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminApiKey,
     banThreshold: integer(env, 'BAN_THRESHOLD', 10, 0, 1_000_000),
     banSeconds: integer(env, 'BAN_SECONDS', 900, 1, 31_536_000),
+    banPauseMs: integer(env, 'BAN_PAUSE_MS', 1000, 0, 60_000),
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),

@@ -25,8 +25,10 @@ type LimitedRequest = Request & { caller?: QuotedCaller; rateLimitIdentity?: str
  * rate-limit headers on the response, whatever comes of the request afterwards. Past the
  * identity's requests in flight on this instance (`admissionOf`), a request waits for a slot; when
  * the wait runs out it is refused 429 RATE_LIMITED with Retry-After 1, counting nothing and never
- * toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED.
- * `quotaOf` and `admissionOf` are the plans' word on how much a caller may send.
+ * toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or CLIENT_BANNED,
+ * answered after `banPauseMs`, so that a client that ignores Retry-After cannot turn cheap refusals
+ * into load (its paused requests hold its in-flight slots). `quotaOf` and `admissionOf` are the
+ * plans' word on how much a caller may send.
  */
 export function limitRequests<C extends QuotedCaller = QuotedCaller>(
   limiter: RateLimiter,
@@ -34,6 +36,7 @@ export function limitRequests<C extends QuotedCaller = QuotedCaller>(
   logger: Logger,
   quotaOf: (caller: C) => Quota,
   admissionOf?: (caller: C) => Admission,
+  banPauseMs = 0,
 ): RequestHandler {
   const inFlight = new InFlight(() => metrics.observeAdmissionWait());
   return async (req: LimitedRequest, res, next) => {
@@ -64,6 +67,7 @@ export function limitRequests<C extends QuotedCaller = QuotedCaller>(
     req.rateLimit = decision;
     res.set(rateLimitHeaders(decision));
     if (decision.kind === 'allowed') return next();
+    if (decision.kind === 'banned' && banPauseMs > 0) await new Promise((resolve) => setTimeout(resolve, banPauseMs));
     throw refusal(decision, caller, identity, metrics, logger);
   };
 }

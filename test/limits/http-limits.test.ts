@@ -137,6 +137,23 @@ describe('bans', () => {
     expect((await ask(key)).status).toBe(429);
   });
 
+  it('answers a banned client only after BAN_PAUSE_MS, so that ignoring Retry-After gains it nothing', async () => {
+    const paused = await startTestApp({ BAN_THRESHOLD: '0', BAN_PAUSE_MS: '300' });
+    try {
+      const { key } = await createApiKey(paused, { plan: 'ENTERPRISE', requestsPerMinute: 1, requestsPerDay: 1 });
+      const send = () => request(paused.url).post('/graphql').set('X-API-Key', key).send({ query: QUERY });
+      expect((await send()).status).toBe(200);
+      expect((await send()).status).toBe(403); // the first refusal starts the ban: threshold 0
+      const started = performance.now();
+      const during = await send();
+      expect(during.status).toBe(403);
+      expect(during.body.errors[0].extensions.code).toBe('API_KEY_BANNED');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    } finally {
+      await paused.close();
+    }
+  });
+
   it('bans an anonymous client with CLIENT_BANNED', async () => {
     const client = { 'X-Forwarded-For': '198.51.100.7' };
     const app = await startTestApp({ TRUST_PROXY: 'true', BAN_THRESHOLD: '2', BAN_SECONDS: '30', ADMIN_API_KEY: t.adminKey }, { db: t.db });
