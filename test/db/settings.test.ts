@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config';
 import { createDataSource } from '../../src/db/data-source';
 import { type Database, openDatabase } from '../../src/db/database';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { withPostgres } from '../helpers/services';
 
 const poolOptions = (database: Pick<Database, 'dataSource'>) =>
   (database.dataSource.driver as unknown as { master: Pool & { options: { max: number; query_timeout: number } } }).master.options;
@@ -14,7 +15,6 @@ it('gives the pool and timeouts their documented defaults', () => {
   expect(options.extra).toMatchObject({ statement_timeout: 5_000, idle_in_transaction_session_timeout: 5_000, query_timeout: 6_000 });
 });
 
-const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
 withPostgres('DATABASE_POOL_SIZE and DATABASE_STATEMENT_TIMEOUT_MS on PostgreSQL', () => {
   let migrated: TestDatabase;

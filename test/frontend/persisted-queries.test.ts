@@ -7,8 +7,9 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createCategory, createPet } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { redisCluster, type RedisCluster } from '../helpers/redis-cluster';
-import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
+import { redisServer, type RedisServer } from '../helpers/redis-server';
 import { corpusOperation } from './corpus';
+import { withOwnRedis, withRedis } from '../helpers/services';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -111,7 +112,6 @@ describe('automatic persisted queries through Apollo Client', () => {
   });
 });
 
-const withRedis = process.env.REDIS_URL ? describe : describe.skip;
 
 withRedis('automatic persisted queries across two instances on one Redis', () => {
   let db: TestDatabase;
@@ -156,7 +156,6 @@ withRedis('automatic persisted queries across two instances on one Redis', () =>
   });
 });
 
-const withOwnRedis = redisServerInstalled() && process.env.REDIS_URL ? describe : describe.skip;
 
 withOwnRedis('automatic persisted queries while Redis is down', () => {
   let redis: RedisServer;

@@ -2,6 +2,7 @@ import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { CHANGES_CHANNEL } from '../../src/sql/notify';
 import type { TestApp } from './app';
+import { waitFor } from './wait';
 
 /** ws://127.0.0.1:<port>/graphql of an app. */
 export const wsUrl = (t: TestApp) => `${t.url.replace(/^http/, 'ws')}/graphql`;
@@ -81,20 +82,11 @@ export async function activeSubscriptions(t: TestApp): Promise<number> {
   return (metric?.values ?? []).reduce((sum, { value }) => sum + value, 0);
 }
 
-/** Waits until the condition holds, polling; rejects after `ms`. */
-export async function eventually(condition: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits until the condition holds (test/helpers/wait.ts). */
+export const eventually = (condition: () => Promise<boolean> | boolean, ms = 10_000) => waitFor(condition, ms, 'the condition', 20);
 
 /** Waits until `count` subscriptions are active on the app (they then receive every later event). */
 export const subscribed = (t: TestApp, count: number) => eventually(async () => (await activeSubscriptions(t)) >= count);
-
-/** Lets events that would wrongly arrive, arrive. */
-export const settle = (ms = 300) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Waits until the app has received every change committed so far, so that a subscription made

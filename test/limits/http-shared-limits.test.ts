@@ -5,13 +5,17 @@ import { BURST_QUERY, burst, tally } from '../helpers/burst';
 import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
+import { redisServer, type RedisServer } from '../helpers/redis-server';
+import { eachStore, withOwnRedis, withRedis } from '../helpers/services';
+import { waitFor } from '../helpers/wait';
 
-/** The memory store always; the Redis store when this run has one. */
-const stores: [string, Record<string, string>][] = [['memory', { REDIS_URL: '' }]];
-if (process.env.REDIS_URL) stores.push(['redis', { REDIS_URL: process.env.REDIS_URL }]);
+/** The memory store always; the Redis store when this run has one (shown as skipped otherwise). */
+const stores = eachStore<Record<string, string>>([
+  ['memory', { REDIS_URL: '' }],
+  ['redis', { REDIS_URL: process.env.REDIS_URL ?? '' }],
+]);
 
-describe.each(stores)('150 concurrent requests on one FREE key (%s store)', (store, env) => {
+for (const [store, env, suite] of stores) suite(`150 concurrent requests on one FREE key (${store} store)`, () => {
   let t: TestApp;
   beforeAll(async () => {
     // A burst of 150 tests the windows alone: no client within the in-flight bound could send it.
@@ -27,9 +31,7 @@ describe.each(stores)('150 concurrent requests on one FREE key (%s store)', (sto
   });
 });
 
-const withSharedRedis = process.env.REDIS_URL ? describe : describe.skip;
-
-withSharedRedis('two instances sharing one Redis', () => {
+withRedis('two instances sharing one Redis', () => {
   let db: TestDatabase;
   let apps: TestApp[];
   beforeAll(async () => {
@@ -79,8 +81,6 @@ withSharedRedis('two instances sharing one Redis', () => {
   });
 });
 
-const withOwnRedis = redisServerInstalled() && process.env.REDIS_URL ? describe : describe.skip;
-
 withOwnRedis('when Redis dies mid-run', () => {
   let redis: RedisServer;
   let db: TestDatabase;
@@ -120,11 +120,7 @@ withOwnRedis('when Redis dies mid-run', () => {
     console.log(`Redis down: 150 requests over two instances in ${elapsed} ms, ${tally(during).accepted} accepted (60 per instance)`);
 
     await redis.start();
-    const deadline = Date.now() + 10_000;
-    while ((await readiness(apps[0])) !== 'ok' || (await readiness(apps[1])) !== 'ok') {
-      if (Date.now() > deadline) throw new Error('expected both instances to use Redis again within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(async () => (await readiness(apps[0])) === 'ok' && (await readiness(apps[1])) === 'ok', 10_000, 'both instances to use Redis again')
     const { key: fresh } = await createApiKey(apps[0], { plan: 'FREE' });
     expect(tally(await burst(apps.map((app) => app.url), fresh, 150)).accepted).toBe(60);
   });

@@ -7,7 +7,9 @@ import { burst, tally } from '../helpers/burst';
 import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { redisCluster, type RedisCluster, redisSentinel, type RedisSentinel } from '../helpers/redis-cluster';
-import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
+import { redisServer, type RedisServer } from '../helpers/redis-server';
+import { waitFor } from '../helpers/wait';
+import { withOwnRedis } from '../helpers/services';
 
 /**
  * The limiter on the Redis topologies of docs/contract.md §2, each started by the test on
@@ -17,12 +19,10 @@ import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/
 
 const readiness = async (app: TestApp) => (await request(app.url).get('/readyz')).body.redis as string;
 
+/** Waits until every instance uses Redis again; how long that took, for the log. */
 async function allReady(apps: TestApp[], withinMs: number): Promise<number> {
   const started = Date.now();
-  while ((await Promise.all(apps.map(readiness))).some((state) => state !== 'ok')) {
-    if (Date.now() - started > withinMs) throw new Error(`expected every instance to use Redis again within ${withinMs} ms`);
-    await sleep(100);
-  }
+  await waitFor(async () => (await Promise.all(apps.map(readiness))).every((state) => state === 'ok'), withinMs, 'every instance to use Redis again');
   return Date.now() - started;
 }
 
@@ -39,9 +39,8 @@ async function twoInstances(db: TestDatabase, env: Record<string, string>): Prom
 }
 
 // Services mode, where CI runs the Redis tests; the topologies themselves are the test's own.
-const withRedis = process.env.REDIS_URL && redisServerInstalled() ? describe : describe.skip;
 
-withRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
+withOwnRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
   let cluster: RedisCluster;
   let db: TestDatabase;
   let apps: TestApp[];
@@ -89,11 +88,7 @@ withRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
     expect((await request(apps[0].url).get('/readyz')).status).toBe(200);
 
     // A replica takes the dead master's slots once the others notice (node timeout 1 s).
-    const deadline = Date.now() + 20_000;
-    while ((await cluster.masterOf(`{key:${id}}`)) === master) {
-      if (Date.now() > deadline) throw new Error('expected a replica to take over within 20 s');
-      await sleep(100);
-    }
+    await waitFor(async () => (await cluster.masterOf(`{key:${id}}`)) !== master, 20_000, 'a replica to take over')
     await cluster.healthy(20_000);
     const recovered = await allReady(apps, 20_000);
     console.log(`cluster failover: replica promoted and both instances shared again ${Date.now() - killed} ms after the kill (${recovered} ms after the cluster was whole)`);
@@ -102,7 +97,7 @@ withRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
   }, 45_000);
 });
 
-withRedis('behind Sentinel (one master, one replica)', () => {
+withOwnRedis('behind Sentinel (one master, one replica)', () => {
   let sentinel: RedisSentinel;
   let db: TestDatabase;
   let apps: TestApp[];
@@ -135,7 +130,7 @@ withRedis('behind Sentinel (one master, one replica)', () => {
   }, 45_000);
 });
 
-withRedis('two deployments with different REDIS_KEY_PREFIX on one Redis', () => {
+withOwnRedis('two deployments with different REDIS_KEY_PREFIX on one Redis', () => {
   let redis: RedisServer;
   let db: TestDatabase;
   let shop: TestApp;

