@@ -109,6 +109,16 @@ export const ENVIRONMENT_VARIABLES = [
 ] as const;
 export type EnvironmentVariable = (typeof ENVIRONMENT_VARIABLES)[number];
 
+/**
+ * The database's defaults, also those of a DataSource made without a Config (db/data-source.ts):
+ * bounds that keep an unreachable or stuck database from holding requests.
+ */
+export const DATABASE_DEFAULTS = Object.freeze({
+  poolSize: 10,
+  statementTimeoutMs: 5_000,
+  connectTimeoutMs: 2_000,
+});
+
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -315,9 +325,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: host(env, 'HOST', '127.0.0.1'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000),
-    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
-    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 600_000),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1_000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 3_600_000),
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DATABASE_DEFAULTS.connectTimeoutMs, 100, 600_000),
     redis: redisTopology(env),
     redisKeyPrefix: keyPrefix(env, 'REDIS_KEY_PREFIX', 'petstore'),
     adminApiKey,
