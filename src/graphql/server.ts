@@ -14,6 +14,7 @@ import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
 import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
+import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
 import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
@@ -46,7 +47,9 @@ export async function startGraphQLServer(
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
     persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
     ...(documentStore ? { documentStore } : {}),
-    introspection: config.introspection,
+    // Apollo's rule would name its own option; ours names GRAPHQL_INTROSPECTION.
+    introspection: true,
+    validationRules: config.introspection ? [] : [noIntrospection],
     hideSchemaDetailsFromClientErrors: !config.introspection,
     allowBatchedHttpRequests: false,
     // A request carrying X-API-Key cannot be a simple cross-site form post.
@@ -68,7 +71,8 @@ export async function startGraphQLServer(
       queryLimitsPlugin(schema, config.maxQueryCost),
       textInputPlugin(),
       httpStatusPlugin(),
-      config.production
+      // Sandbox explores the schema by introspection: without it, the page would show nothing.
+      config.production || !config.introspection
         ? ApolloServerPluginLandingPageDisabled()
         : ApolloServerPluginLandingPageLocalDefault({ footer: false, document: EXAMPLE_OPERATION }),
     ],
