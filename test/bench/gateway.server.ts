@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   // LOG_LEVEL, which the bench sets to warn (the peers write no line per request either).
   const env = { ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '', PORT: '0', HOST: '127.0.0.1',
     REDIS_KEY_PREFIX: `bench:${mode}:${Date.now()}` };
-  const gateway = await startGateway({ env, limitRequests: mode !== 'off' });
+  const gateway = await startGateway({ env }, { limitRequests: mode !== 'off' });
   reportStatsOverIpc(async () => {
     gateway.server.closeAllConnections();
     await gateway.close();
