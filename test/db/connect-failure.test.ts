@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import pino from 'pino';
-import { DatabaseConnectError, describeConnectFailure } from '../../src/db/connect-failure';
-import { startGateway } from '../../src/gateway';
+import { describeConnectFailure } from '../../src/db/connect-failure';
 import { withDatabase } from '../helpers/database';
+import { completion, GatewayProgram } from '../helpers/gateway-process';
 
 const URL_OF_MISSING = 'postgres://app:secret@db.internal:6543/petstore';
 
@@ -31,21 +30,20 @@ describe('describeConnectFailure', () => {
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
-withPostgres('starting on a DATABASE_URL whose database does not exist', () => {
-  it('fails with one line that names the database and how to create it', async () => {
+withPostgres('npm start on a DATABASE_URL whose database does not exist', () => {
+  let program: GatewayProgram;
+  beforeAll(() => {
+    program = GatewayProgram.transpile();
+  });
+  afterAll(() => program.remove());
+
+  it('exits 1 with one line that names the database and how to create it, no error object or stack', async () => {
     const missing = `petstore_missing_${randomBytes(4).toString('hex')}`;
     const url = withDatabase(process.env.DATABASE_URL as string, missing);
-    const env = { DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent' };
-    const failure: unknown = await startGateway({ env, logger: pino({ level: 'silent' }) }).then(
-      async (gateway) => {
-        await gateway.close();
-        throw new Error('the gateway started on a database that does not exist');
-      },
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(DatabaseConnectError);
-    const { message } = failure as DatabaseConnectError;
-    expect(message).not.toContain('\n');
-    expect(message).toMatch(new RegExp(`^Database error: database "${missing}" does not exist on .+\\. Create it with \`createdb .+ ${missing}\``));
+    const { code, stdout, stderr } = await completion(program.start({ DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent' }));
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    const lines = stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^Database error: database "${missing}" does not exist on .+\\. Create it with \`createdb .+ ${missing}\``));
   });
 });
