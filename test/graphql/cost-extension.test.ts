@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql, type GraphQLResult } from '../helpers/gql';
@@ -13,6 +14,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+const post = async (body: object): Promise<GraphQLResult> => {
+  const response = await request(t.url).post('/graphql').set('Content-Type', 'application/json').send(body);
+  return { status: response.status, headers: response.headers as Record<string, string>, errors: response.body?.errors, body: response.body };
+};
 const costOf = (result: GraphQLResult) => result.body?.extensions?.cost;
 /** A pet, then `levels` × its category's pets: 1 + 3 × levels fields deep, and a name. */
 const deeper = (levels: number) => `{ pet(id: "1") { ${'category { pets(first: 1) { nodes { '.repeat(levels)}name${' } } }'.repeat(levels)} } }`;
@@ -31,12 +36,23 @@ describe('extensions.cost', () => {
     expect(costOf(result)).toMatchObject({ actual: 0, limit: 1000 });
   });
 
+  it('comes with the refusals made after costing: a subscription over HTTP, text PostgreSQL cannot store', async () => {
+    const subscription = await gql(t.url, 'subscription { petChanged { id } }');
+    expect(codes(subscription)).toEqual(['BAD_REQUEST']);
+    expect(costOf(subscription)).toMatchObject({ actual: 0, limit: 1000 });
+    const nul = await gql(t.url, '{ pets(first: 1, filter: { nameContains: "a\\u0000" }) { totalCount } }');
+    expect(codes(nul)).toEqual(['BAD_USER_INPUT']);
+    expect(costOf(nul)).toMatchObject({ actual: 0, limit: 1000 });
+  });
+
   it.each([
     ['a parse failure', '{ pets(first: 1) {', 'GRAPHQL_PARSE_FAILED'],
     ['a validation failure', '{ pets(first: 1) { noSuchField } }', 'GRAPHQL_VALIDATION_FAILED'],
     ['a depth refusal', deeper(4), 'QUERY_TOO_COMPLEX'],
+    ['an unknown persisted-query hash', undefined, 'PERSISTED_QUERY_NOT_FOUND'],
   ])('is absent from %s', async (_name, query, code) => {
-    const result = await gql(t.url, query);
+    const unknownHash = { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } };
+    const result = query === undefined ? await post({ extensions: unknownHash }) : await gql(t.url, query);
     expect(result.status).toBe(400);
     expect(codes(result)).toEqual([code]);
     expect(costOf(result)).toBeUndefined();
