@@ -20,10 +20,12 @@ import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
-const EXAMPLE_OPERATION = `query FirstPets {
-  pets(first: 5) {
-    nodes { id name status category { name } inventory { quantity } }
+/** The query Sandbox opens with: the README's first example (test/graphql/sandbox.test.ts). */
+export const EXAMPLE_OPERATION = `query FirstPets {
+  pets(first: 5, filter: { status: AVAILABLE }) {
+    nodes { id name status category { name } inventory { quantity status } }
     pageInfo { hasNextPage endCursor }
+    totalCount
   }
 }
 `;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
+import { EXAMPLE_OPERATION } from '../../src/graphql/server';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql } from '../helpers/gql';
 
@@ -18,6 +19,11 @@ describe('outside production', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
     expect(response.text).toMatch(/EmbeddedSandbox/);
+  });
+
+  it('opens with the README’s first query', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    expect(/```graphql\n([\s\S]*?)```/.exec(readme)?.[1]).toBe(EXAMPLE_OPERATION);
   });
 
   it('answers introspection', async () => {
