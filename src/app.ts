@@ -53,6 +53,15 @@ export interface AppDeps {
   config: Config;
   dataSource: DataSource;
   logger: Logger;
+  /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
+  embeddedDatabase?: boolean;
+}
+
+/**
+ * Limits the tests and the bench may turn off; nothing in production passes them, so they are
+ * kept apart from AppDeps. Both default to true.
+ */
+export interface TestSwitches {
   /** False only to measure what the limiter costs (npm run bench); the request limits are then off. */
   limitRequests?: boolean;
   /**
@@ -60,8 +69,6 @@ export interface AppDeps {
    * bursts no client within the concurrency limit could send.
    */
   limitInFlight?: boolean;
-  /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
-  embeddedDatabase?: boolean;
 }
 
 export interface App {
@@ -77,14 +84,10 @@ export interface App {
 }
 
 /** The gateway as an Express app. It never listens: main.ts and the tests do. */
-export async function createApp({
-  config,
-  dataSource,
-  logger: givenLogger,
-  limitRequests: limiting = true,
-  limitInFlight = true,
-  embeddedDatabase = false,
-}: AppDeps): Promise<App> {
+export async function createApp(
+  { config, dataSource, logger: givenLogger, embeddedDatabase = false }: AppDeps,
+  { limitRequests: limiting = true, limitInFlight = true }: TestSwitches = {},
+): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
   const schema = await buildGatewaySchema();

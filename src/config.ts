@@ -78,6 +78,50 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Every variable loadConfig reads, each documented once, in the README's "Configuration" table
+ * (test/config-docs.test.ts holds the two to each other). The readers below take only these names.
+ */
+export const ENVIRONMENT_VARIABLES = [
+  'NODE_ENV',
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'PGLITE_DATA_DIR',
+  'DATABASE_POOL_SIZE',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
+  'DATABASE_CONNECT_TIMEOUT_MS',
+  'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_NAME',
+  'REDIS_KEY_PREFIX',
+  'ADMIN_API_KEY',
+  'BAN_THRESHOLD',
+  'BAN_SECONDS',
+  'BAN_PAUSE_MS',
+  'PETS_SUNSET',
+  'TRUST_PROXY',
+  'MAX_QUERY_COST',
+  'MAX_SOCKETS',
+  'CORS_ORIGINS',
+  'GRAPHQL_INTROSPECTION',
+  'LOG_LEVEL',
+  'TRUSTED_DOCUMENTS',
+  'TRUSTED_DOCUMENTS_ONLY',
+] as const;
+export type EnvironmentVariable = (typeof ENVIRONMENT_VARIABLES)[number];
+
+/**
+ * The database's defaults, also those of a DataSource made without a Config (db/data-source.ts):
+ * bounds that keep an unreachable or stuck database from holding requests.
+ */
+export const DATABASE_DEFAULTS = Object.freeze({
+  poolSize: 10,
+  statementTimeoutMs: 5_000,
+  connectTimeoutMs: 2_000,
+});
+
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -85,12 +129,12 @@ const API_KEY_PATTERN = /^psk_[0-9A-Za-z]{32,}$/;
 /** A DNS host name (RFC 1123 labels), such as localhost or gateway.internal. */
 const HOST_NAME_PATTERN = /^(?=.{1,253}$)[0-9A-Za-z](?:[0-9A-Za-z-]{0,61}[0-9A-Za-z])?(?:\.[0-9A-Za-z](?:[0-9A-Za-z-]{0,61}[0-9A-Za-z])?)*$/;
 
-function present(env: Env, name: string): string | undefined {
+function present(env: Env, name: EnvironmentVariable): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+function integer(env: Env, name: EnvironmentVariable, fallback: number, min: number, max: number): number {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -100,7 +144,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function host(env: Env, name: string, fallback: string): string {
+function host(env: Env, name: EnvironmentVariable, fallback: string): string {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
   if (isIP(raw) === 0 && !HOST_NAME_PATTERN.test(raw)) {
@@ -109,7 +153,7 @@ function host(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
+function boolean(env: Env, name: EnvironmentVariable, fallback: boolean): boolean {
   const raw = present(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
@@ -117,7 +161,7 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, 'true or false', raw);
 }
 
-function url(env: Env, name: string, protocols: string[]): string | undefined {
+function url(env: Env, name: EnvironmentVariable, protocols: string[]): string | undefined {
   const raw = present(env, name);
   if (raw === undefined) return undefined;
   let protocol: string;
@@ -138,7 +182,7 @@ const NODES_EXPECTED = 'comma-separated host:port (or redis[s]://[user:password@
  * A list of Redis nodes. Entries may be URLs, so that TLS and credentials are written as in
  * REDIS_URL; every URL entry must then carry the same ones, as all nodes of one deployment do.
  */
-function redisNodes(env: Env, name: string): ({ nodes: RedisNode[] } & RedisNodeOptions) | undefined {
+function redisNodes(env: Env, name: EnvironmentVariable): ({ nodes: RedisNode[] } & RedisNodeOptions) | undefined {
   const raw = present(env, name);
   if (raw === undefined) return undefined;
   const entries = raw.split(',').map((part) => part.trim());
@@ -190,7 +234,7 @@ function redisTopology(env: Env): RedisTopology | undefined {
 }
 
 /** Braces would move the `{identity}` hash tag, and with it a script's keys across cluster slots. */
-function keyPrefix(env: Env, name: string, fallback: string): string {
+function keyPrefix(env: Env, name: EnvironmentVariable, fallback: string): string {
   const raw = present(env, name) ?? fallback;
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(raw)) {
     throw new ConfigError(name, '1 to 64 letters, digits, or _ . : -', raw);
@@ -198,7 +242,7 @@ function keyPrefix(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
-function date(env: Env, name: string, fallback: string): Date {
+function date(env: Env, name: EnvironmentVariable, fallback: string): Date {
   const raw = present(env, name) ?? fallback;
   const value = new Date(raw);
   if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(value.getTime())) {
@@ -207,7 +251,7 @@ function date(env: Env, name: string, fallback: string): Date {
   return value;
 }
 
-function origins(env: Env, name: string): string[] {
+function origins(env: Env, name: EnvironmentVariable): string[] {
   const raw = present(env, name);
   if (raw === undefined) return [];
   return raw.split(',').map((entry) => {
@@ -233,7 +277,7 @@ const MANIFEST_KEY = /^(?:sha256:)?([0-9a-f]{64})$/;
  * The manifest GraphQL Code Generator's client preset writes with `persistedDocuments: true`.
  * Each key must be the sha256 of its document's text: that is how clients name the document.
  */
-function manifest(env: Env, name: string): TrustedDocumentsManifest | undefined {
+function manifest(env: Env, name: EnvironmentVariable): TrustedDocumentsManifest | undefined {
   const file = present(env, name);
   if (file === undefined) return undefined;
   let parsed: unknown;
@@ -258,7 +302,7 @@ function manifest(env: Env, name: string): TrustedDocumentsManifest | undefined 
   return { file, documents };
 }
 
-function trustedOnly(env: Env, name: string, manifestFile: string | undefined): TrustedDocumentsOnly {
+function trustedOnly(env: Env, name: EnvironmentVariable, manifestFile: string | undefined): TrustedDocumentsOnly {
   const raw = present(env, name)?.toLowerCase() ?? 'off';
   const value = TRUSTED_DOCUMENTS_ONLY.find((option) => option === raw);
   if (value === undefined) throw new ConfigError(name, TRUSTED_DOCUMENTS_ONLY.join(', ') + ' or unset', raw);
@@ -269,7 +313,7 @@ function trustedOnly(env: Env, name: string, manifestFile: string | undefined): 
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const production = env.NODE_ENV === 'production';
+  const production = present(env, 'NODE_ENV') === 'production';
   const adminApiKey = present(env, 'ADMIN_API_KEY');
   if (adminApiKey !== undefined && !API_KEY_PATTERN.test(adminApiKey)) {
     throw new ConfigError('ADMIN_API_KEY', '"psk_" followed by at least 32 letters or digits', '<hidden>');
@@ -284,9 +328,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: host(env, 'HOST', '127.0.0.1'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000),
-    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
-    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 600_000),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1_000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 3_600_000),
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DATABASE_DEFAULTS.connectTimeoutMs, 100, 600_000),
     redis: redisTopology(env),
     redisKeyPrefix: keyPrefix(env, 'REDIS_KEY_PREFIX', 'petstore'),
     adminApiKey,

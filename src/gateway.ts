@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type App, type AppDeps, createApp } from './app';
+import { type App, createApp, type TestSwitches } from './app';
 import { generateApiKey } from './auth/key-secret';
 import { type Config, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
@@ -9,8 +9,7 @@ import { createHttpServer } from './http/http-server';
 import { shutDown } from './http/shutdown';
 import { createLogger, type Logger } from './logger';
 
-/** Besides these, the app's own options (createApp). */
-export interface GatewayOptions extends Pick<AppDeps, 'limitRequests' | 'limitInFlight'> {
+export interface GatewayOptions {
   /** Where the settings come from (loadConfig). */
   env?: Record<string, string | undefined>;
   /** An open database to serve instead of the configured one; it is neither seeded nor closed. */
@@ -36,9 +35,13 @@ export interface Gateway {
 
 /**
  * The whole gateway, listening: config → database → app → admin key → demo catalogue (an empty
- * embedded database only) → listen. The process (main.ts) and the tests start it the same way.
+ * embedded database only) → listen. The process (main.ts) and the tests start it the same way;
+ * only the tests and the bench pass switches.
  */
-export async function startGateway({ env = process.env, database: given, logger: givenLogger, ...appOptions }: GatewayOptions = {}): Promise<Gateway> {
+export async function startGateway(
+  { env = process.env, database: given, logger: givenLogger }: GatewayOptions = {},
+  switches: TestSwitches = {},
+): Promise<Gateway> {
   const loaded = loadConfig(env);
   const logger = givenLogger ?? createLogger(loaded.logLevel);
   const database = given ?? (await openDatabase(loaded));
@@ -48,7 +51,7 @@ export async function startGateway({ env = process.env, database: given, logger:
     // Embedded mode must be usable at once, so it always has an admin key.
     const generatedAdminKey = loaded.adminApiKey === undefined && database.embedded ? generateApiKey() : undefined;
     const config = { ...loaded, adminApiKey: loaded.adminApiKey ?? generatedAdminKey };
-    app = await createApp({ config, dataSource: database.dataSource, logger, embeddedDatabase: database.embedded, ...appOptions });
+    app = await createApp({ config, dataSource: database.dataSource, logger, embeddedDatabase: database.embedded }, switches);
     await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
     if (!given && database.embedded && (await seedDemoCatalogue(database.dataSource))) {
       logger.info('loaded the demo catalogue into the empty embedded database');

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError } from './config';
+import { DatabaseConnectError } from './db/connect-failure';
 import { startGateway } from './gateway';
 import { flushLog } from './logger';
 
@@ -39,7 +40,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 }
 
+/** What an operator can fix is said in one line; anything else is a bug, shown with its stack. */
+function startFailure(error: unknown): unknown {
+  if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
+  if (error instanceof DatabaseConnectError) return error.message;
+  return error;
+}
+
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error);
+  console.error(startFailure(error));
   process.exit(1);
 });

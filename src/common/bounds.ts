@@ -21,3 +21,6 @@ export const MAX_STOCK = 1_000_000;
 
 /** A count that has to search rows (a substring filter) stops here: beyond it, "at least this many". */
 export const COUNT_BOUND = 10_000;
+
+/** The largest request body, and WebSocket message, accepted: 100 KiB (docs/contract.md §6). */
+export const MAX_BODY_BYTES = 102_400;

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { DATABASE_DEFAULTS } from '../config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
@@ -17,17 +18,14 @@ export interface DataSourceOptions {
   connectTimeoutMs?: number;
 }
 
-/**
- * Default bounds that keep an unreachable or stuck database from holding requests (README
- * "Operating it"); the settings above override them.
- */
-export const CONNECT_TIMEOUT_MS = 2_000;
-export const STATEMENT_TIMEOUT_MS = 5_000;
+/** The defaults of DATABASE_CONNECT_TIMEOUT_MS and DATABASE_STATEMENT_TIMEOUT_MS (config.ts). */
+export const CONNECT_TIMEOUT_MS = DATABASE_DEFAULTS.connectTimeoutMs;
+export const STATEMENT_TIMEOUT_MS = DATABASE_DEFAULTS.statementTimeoutMs;
 
 export function createDataSource({
   url,
   embedded = false,
-  poolSize = 10,
+  poolSize = DATABASE_DEFAULTS.poolSize,
   statementTimeoutMs = STATEMENT_TIMEOUT_MS,
   connectTimeoutMs = CONNECT_TIMEOUT_MS,
 }: DataSourceOptions): DataSource {

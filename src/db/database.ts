@@ -1,6 +1,7 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import { poolOf } from '../sql/pool';
+import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
 import { createDataSource, type DataSourceOptions } from './data-source';
 import { startEmbeddedPostgres } from './embedded';
 
@@ -33,7 +34,8 @@ export async function openDatabase(
     });
   } catch (error) {
     await embedded?.stop();
-    throw error;
+    const line = config.databaseUrl && describeConnectFailure(error, config.databaseUrl);
+    throw line ? new DatabaseConnectError(line, error) : error;
   }
   return {
     dataSource,

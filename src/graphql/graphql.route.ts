@@ -3,14 +3,15 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type RequestHandler, Router } from 'express';
 import type { TrustedDocumentsOnly } from '../config';
 import { type Context, createContext, servicesOf } from '../context';
+import { MAX_BODY_BYTES } from '../common/bounds';
 import { ApiError } from '../errors';
 import { callerOf } from '../auth/request';
 import { refuseDeepNesting } from './nesting-limit';
 import { persistedDocuments } from './persisted-documents';
 import type { TrustedDocuments } from './trusted-documents';
 
-/** 100 KiB (docs/contract.md §6). */
-export const MAX_BODY_BYTES = 102_400;
+// Re-exported for the WebSocket server, which bounds a message as this route bounds a body.
+export { MAX_BODY_BYTES };
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
 /** What most clients send, accepted without parsing the header. */

@@ -14,15 +14,18 @@ import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
 import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
+import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
 import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
-const EXAMPLE_OPERATION = `query FirstPets {
-  pets(first: 5) {
-    nodes { id name status category { name } inventory { quantity } }
+/** The query Sandbox opens with: the README's first example (test/graphql/sandbox.test.ts). */
+export const EXAMPLE_OPERATION = `query FirstPets {
+  pets(first: 5, filter: { status: AVAILABLE }) {
+    nodes { id name status category { name } inventory { quantity status } }
     pageInfo { hasNextPage endCursor }
+    totalCount
   }
 }
 `;
@@ -46,7 +49,9 @@ export async function startGraphQLServer(
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
     persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
     ...(documentStore ? { documentStore } : {}),
-    introspection: config.introspection,
+    // Apollo's rule would name its own option; ours names GRAPHQL_INTROSPECTION.
+    introspection: true,
+    validationRules: config.introspection ? [] : [noIntrospection],
     hideSchemaDetailsFromClientErrors: !config.introspection,
     allowBatchedHttpRequests: false,
     // A request carrying X-API-Key cannot be a simple cross-site form post.
@@ -68,7 +73,8 @@ export async function startGraphQLServer(
       queryLimitsPlugin(schema, config.maxQueryCost),
       textInputPlugin(),
       httpStatusPlugin(),
-      config.production
+      // Sandbox explores the schema by introspection: without it, the page would show nothing.
+      config.production || !config.introspection
         ? ApolloServerPluginLandingPageDisabled()
         : ApolloServerPluginLandingPageLocalDefault({ footer: false, document: EXAMPLE_OPERATION }),
     ],

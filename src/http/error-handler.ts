@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { MAX_BODY_BYTES } from '../common/bounds';
 import { isDatabaseUnavailable } from '../sql/pg-errors';
 import { ApiError, type ErrorBody, type ErrorCode, INTERNAL_ERROR_BODY, SERVICE_UNAVAILABLE_BODY } from '../errors';
 import type { Logger } from '../logger';
@@ -7,7 +8,7 @@ import { sendError } from './send-error';
 /** Refusals raised by Express and body-parser, by their HTTP status. */
 const CLIENT_ERRORS: Partial<Record<number, { code: ErrorCode; message: string }>> = {
   400: { code: 'BAD_REQUEST', message: 'The request is malformed' },
-  413: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds 102400 bytes' },
+  413: { code: 'PAYLOAD_TOO_LARGE', message: `The request body exceeds ${MAX_BODY_BYTES} bytes` },
   415: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body has an unsupported encoding or charset' },
 };
 

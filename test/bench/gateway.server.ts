@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const env = { ...process.env, NODE_ENV: 'production', REDIS_URL: mode === 'redis' ? process.env.REDIS_URL : '', PORT: '0', HOST: '127.0.0.1',
     // BENCH_REDIS_PREFIX: instances given the same one share limits, as one deployment's do.
     REDIS_KEY_PREFIX: process.env.BENCH_REDIS_PREFIX ?? `bench:${mode}:${Date.now()}` };
-  const gateway = await startGateway({ env, limitRequests: mode !== 'off' });
+  const gateway = await startGateway({ env }, { limitRequests: mode !== 'off' });
   reportStatsOverIpc(async () => {
     gateway.server.closeAllConnections();
     await gateway.close();

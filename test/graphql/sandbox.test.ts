@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
+import { EXAMPLE_OPERATION } from '../../src/graphql/server';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql } from '../helpers/gql';
 
@@ -18,6 +19,11 @@ describe('outside production', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
     expect(response.text).toMatch(/EmbeddedSandbox/);
+  });
+
+  it('opens with the README’s first query', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    expect(/```graphql\n([\s\S]*?)```/.exec(readme)?.[1]).toBe(EXAMPLE_OPERATION);
   });
 
   it('answers introspection', async () => {
@@ -76,15 +82,46 @@ describe('in production', () => {
     const introspection = await gql(t.url, '{ __schema { queryType { name } } }');
     expect(introspection.status).toBe(400);
     expect(codes(introspection)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    // The refusal names the setting an operator of this gateway has, not Apollo's constructor option.
+    expect(introspection.errors?.[0].message).toMatch(/GRAPHQL_INTROSPECTION/);
+    expect(introspection.errors?.[0].message).not.toMatch(/ApolloServer/);
     const page = await request(t.url).get('/graphql').set('Accept', 'text/html');
     expect(page.text).not.toMatch(/EmbeddedSandbox/);
     const query = await gql(t.url, '{ pets { totalCount } }');
     expect(query.status).toBe(200);
   });
 
+  it('refuses __type as it refuses __schema', async () => {
+    t = await startTestApp({ NODE_ENV: 'production' });
+    const introspection = await gql(t.url, '{ __type(name: "Pet") { name } }');
+    expect(introspection.status).toBe(400);
+    expect(introspection.errors?.[0].message).toMatch(/GRAPHQL_INTROSPECTION/);
+  });
+
   it('turns introspection back on with GRAPHQL_INTROSPECTION=true', async () => {
     t = await startTestApp({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' });
     const introspection = await gql(t.url, '{ __schema { queryType { name } } }');
     expect(introspection.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+});
+
+describe('GRAPHQL_INTROSPECTION=false outside production', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ GRAPHQL_INTROSPECTION: 'false' });
+  });
+  afterAll(() => t.close());
+
+  it('refuses introspection, naming the setting', async () => {
+    const introspection = await gql(t.url, '{ __schema { queryType { name } } }');
+    expect(introspection.status).toBe(400);
+    expect(codes(introspection)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(introspection.errors?.[0].message).toMatch(/GRAPHQL_INTROSPECTION/);
+  });
+
+  it('serves no Sandbox landing page, which could not explore the schema', async () => {
+    const page = await request(t.url).get('/graphql').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+    expect(page.text).not.toMatch(/EmbeddedSandbox/);
+    expect((await gql(t.url, '{ pets { totalCount } }')).status).toBe(200);
   });
 });

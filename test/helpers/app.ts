@@ -43,7 +43,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, BAN_PAUSE_MS: '0', ...redis, ...env };
   const database = db ?? (await createTestDatabase());
   const logger = givenLogger ?? pino({ level: gatewayEnv.LOG_LEVEL });
-  const gateway = await startGateway({ env: gatewayEnv, database, logger, limitInFlight }).catch(async (error: unknown) => {
+  const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight }).catch(async (error: unknown) => {
     if (!db) await database.close();
     throw error;
   });

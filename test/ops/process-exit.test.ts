@@ -1,53 +1,21 @@
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import type { Readable } from 'node:stream';
-import ts from 'typescript';
+import { GatewayProgram, type GatewayProcess } from '../helpers/gateway-process';
 
-/**
- * The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. The
- * sources are transpiled file by file, as ts-jest does, which takes a second where a full build
- * would take many.
- */
-const ROOT = join(__dirname, '..', '..');
-let outDir: string;
-
-function transpileSources(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
-  const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
-  const { options } = ts.convertCompilerOptionsFromJson(config.compilerOptions, ROOT);
-  const compilerOptions = { ...options, module: ts.ModuleKind.CommonJS, sourceMap: false };
-  const walk = (folder: string): string[] =>
-    readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory() ? walk(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
-    );
-  for (const file of walk(join(ROOT, 'src'))) {
-    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file });
-    const target = join(dir, relative(ROOT, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, outputText);
-  }
-  return dir;
-}
-
+/** The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. */
+let program: GatewayProgram;
 beforeAll(() => {
-  outDir = transpileSources();
+  program = GatewayProgram.transpile();
 });
-afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+afterAll(() => program.remove());
 
-function startGateway(): ChildProcessByStdio<null, Readable, Readable> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'info', PGLITE_DATA_DIR: 'memory://', NODE_PATH: join(ROOT, 'node_modules') };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  return spawn(process.execPath, [join(outDir, 'src', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startGateway(): GatewayProcess {
+  return program.start({ PORT: '0', LOG_LEVEL: 'info', PGLITE_DATA_DIR: 'memory://' });
 }
 
 /**
  * Resolves once the gateway has answered a request: by then start-up has run to its end,
  * signal handlers included (they are installed just after the address is printed).
  */
-async function listening(child: ChildProcessByStdio<null, Readable, Readable>): Promise<void> {
+async function listening(child: GatewayProcess): Promise<void> {
   const url = await new Promise<string>((resolve, reject) => {
     let seen = '';
     const onData = (chunk: Buffer) => {
@@ -65,7 +33,7 @@ async function listening(child: ChildProcessByStdio<null, Readable, Readable>): 
 }
 
 /** Resolves with the exit code (or the signal). A gateway that never exits fails the test by Jest's timeout. */
-function exited(child: ChildProcessByStdio<null, Readable, Readable>): Promise<number | string> {
+function exited(child: GatewayProcess): Promise<number | string> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? String(signal))));
 }
 
