@@ -6,7 +6,6 @@ import { notFound } from '../errors';
 import { PetStatus } from '../pets/pet-status';
 import { InventoryItem } from '../pets/inventory-item.entity';
 import { announceStockChange } from '../pets/pet.events';
-import { stockStatus } from '../pets/stock-status';
 
 export interface InventoryFilter {
   status?: PetStatus | null;
@@ -72,23 +71,20 @@ export async function lockStock(manager: EntityManager, petId: string): Promise<
 }
 
 /**
- * Writes a locked stock row's new quantity with its derived status (docs/contract.md §3). Pass
- * `hasOpenOrder` when the caller knows it; otherwise it is read in the same transaction. The
- * change is announced to subscribers when the transaction commits.
+ * Writes a locked stock row's new quantity with the status the database's `stock_status()` derives
+ * from it and the pet's open orders (docs/contract.md §3). The change is announced to subscribers
+ * when the transaction commits.
  */
-export async function settleStock(
-  manager: EntityManager,
-  petId: string,
-  quantity: number,
-  hasOpenOrder?: boolean,
-): Promise<InventoryItem> {
-  const open =
-    hasOpenOrder ??
-    (
-      await manager.query('SELECT EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete) AS open', [petId])
-    )[0].open;
-  const item = Object.assign(new InventoryItem(), { petId, quantity, status: stockStatus(quantity, open) });
-  await manager.update(InventoryItem, { petId }, { quantity: item.quantity, status: item.status });
+export async function settleStock(manager: EntityManager, petId: string, quantity: number): Promise<InventoryItem> {
+  // An UPDATE's result is [rows, affected].
+  const [[row]]: [{ status: PetStatus }[], number] = await manager.query(
+    `UPDATE inventory_items
+        SET quantity = $2, status = stock_status($2, EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete))
+      WHERE pet_id = $1
+     RETURNING status`,
+    [petId, quantity],
+  );
+  const item = Object.assign(new InventoryItem(), { petId, quantity, status: row.status });
   await announceStockChange(manager, item);
   return item;
 }
