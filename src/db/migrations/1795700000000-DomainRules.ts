@@ -2,10 +2,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { PlaceOrderFunction1795400000000 } from './1795400000000-PlaceOrderFunction';
 
 /**
- * The stock status rule, written once, in the database (docs/contract.md §3): `place_order` runs
- * inside PostgreSQL to stay one statement, so the rule must be there, and the TypeScript paths call
- * the same function rather than keep a twin. To change the rule, write a migration that replaces
- * `stock_status`; every path follows.
+ * The stock status rule and the stock and order notifications, each written once, in the database
+ * (docs/architecture.md, "Where each rule lives"): `place_order` runs inside PostgreSQL to stay one
+ * statement, so what it applies lives there, and the TypeScript paths call the same functions
+ * rather than keep a twin. To change a rule, write a migration that replaces its function; every
+ * path follows.
  */
 export class DomainRules1795700000000 implements MigrationInterface {
   name = 'DomainRules1795700000000';
@@ -18,7 +19,20 @@ export class DomainRules1795700000000 implements MigrationInterface {
         SELECT CASE WHEN quantity > 0 THEN 'available' WHEN has_open_order THEN 'pending' ELSE 'sold' END::"pet_status"
       $$
     `);
-    // PlaceOrderFunction's place_order, with its stock status taken from stock_status().
+    // The payloads src/pets/pet.events.ts and src/store/order.events.ts describe; ids travel as text (int64).
+    await queryRunner.query(`
+      CREATE FUNCTION "stock_change"(pet_id bigint, quantity integer, status "pet_status") RETURNS text
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT json_build_object('type', 'stock', 'petId', pet_id::text, 'quantity', quantity, 'status', status)::text
+      $$
+    `);
+    await queryRunner.query(`
+      CREATE FUNCTION "order_change"(kind text, id bigint, api_key_id bigint) RETURNS text
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT json_build_object('type', 'order', 'kind', kind, 'id', id::text, 'apiKeyId', api_key_id::text)::text
+      $$
+    `);
+    // PlaceOrderFunction's place_order, with its stock status and notifications taken from the functions above.
     await queryRunner.query(`
       CREATE OR REPLACE FUNCTION "place_order"(
           p_api_key_id bigint, p_pet_id bigint, p_quantity integer, p_ship_date timestamptz,
@@ -75,16 +89,14 @@ export class DomainRules1795700000000 implements MigrationInterface {
                  "status" = "stock_status"(v_quantity - p_quantity, true)
            WHERE "pet_id" = p_pet_id
           RETURNING "quantity", "status" INTO v_quantity, v_stock_status;
-          PERFORM pg_notify(p_channel, json_build_object('type', 'stock', 'petId', p_pet_id::text,
-                                                        'quantity', v_quantity, 'status', v_stock_status)::text);
+          PERFORM pg_notify(p_channel, "stock_change"(p_pet_id, v_quantity, v_stock_status));
           INSERT INTO "orders" ("pet_id", "quantity", "ship_date", "complete", "api_key_id")
           VALUES (p_pet_id, p_quantity, p_ship_date, false, p_api_key_id)
           RETURNING * INTO v_order;
           IF p_key IS NOT NULL THEN
               UPDATE "idempotency_keys" SET "order_id" = v_order."id" WHERE "api_key_id" = p_api_key_id AND "key" = p_key;
           END IF;
-          PERFORM pg_notify(p_channel, json_build_object('type', 'order', 'kind', 'PLACED', 'id', v_order."id"::text,
-                                                        'apiKeyId', p_api_key_id::text)::text);
+          PERFORM pg_notify(p_channel, "order_change"('PLACED', v_order."id", p_api_key_id));
           RETURN NEXT v_order;
       END
       $$
@@ -92,10 +104,12 @@ export class DomainRules1795700000000 implements MigrationInterface {
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    // Back to PlaceOrderFunction's own place_order before the function it no longer needs goes.
+    // Back to PlaceOrderFunction's own place_order before the functions it no longer needs go.
     const previous = new PlaceOrderFunction1795400000000();
     await previous.down(queryRunner);
     await previous.up(queryRunner);
+    await queryRunner.query('DROP FUNCTION "order_change"(text, bigint, bigint)');
+    await queryRunner.query('DROP FUNCTION "stock_change"(bigint, integer, "pet_status")');
     await queryRunner.query('DROP FUNCTION "stock_status"(integer, boolean)');
   }
 }
