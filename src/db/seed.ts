@@ -2,8 +2,7 @@ import type { DataSource } from 'typeorm';
 import { Category } from '../pets/category.entity';
 import { Pet } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
-import { InventoryItem } from '../pets/inventory-item.entity';
-import { stockStatus } from '../pets/stock-status';
+import { insertStock } from '../pets/stock-status';
 
 type DemoPet = [name: string, stock: number, status?: PetStatus];
 
@@ -45,7 +44,7 @@ export async function seedDemoCatalogue(db: DataSource): Promise<boolean> {
       const category = await manager.save(manager.create(Category, { name: entry.name, description: entry.description }));
       for (const [name, stock, status = PetStatus.AVAILABLE] of entry.pets) {
         const pet = await manager.save(manager.create(Pet, { name, categoryId: category.id, status }));
-        await manager.insert(InventoryItem, { petId: pet.id, quantity: stock, status: stockStatus(stock, false) });
+        await insertStock(manager, pet.id, stock);
       }
     }
     return true;

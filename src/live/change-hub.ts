@@ -1,8 +1,12 @@
-import type { PetChange, StockChange } from '../pets/pet.events';
-import type { OrderChange } from '../store/order.events';
+import { PET_CHANGE, type PetChange, STOCK_CHANGE, type StockChange } from '../pets/pet.events';
+import { fitsShape } from '../sql/notification-shape';
+import { ORDER_CHANGE, type OrderChange } from '../store/order.events';
 
 /** A committed change, as announced by NOTIFY (sql/notify.ts). */
 export type Change = PetChange | StockChange | OrderChange;
+
+/** The shape of each type of change: what a payload must be to reach a subscriber. */
+export const CHANGE_SHAPES = { pet: PET_CHANGE, stock: STOCK_CHANGE, order: ORDER_CHANGE } as const;
 
 /**
  * Most events one subscription may have waiting to be sent. A burst of changes arrives at once
@@ -122,12 +126,15 @@ class ChangeStream<T> implements AsyncIterableIterator<T> {
   }
 }
 
-function parseChange(payload: string): Change | null {
+/** The change a payload announces, if it is exactly one of CHANGE_SHAPES; anything else is no change of ours. */
+export function parseChange(payload: string): Change | null {
+  let value: unknown;
   try {
-    const change = JSON.parse(payload) as Partial<Change> | null;
-    if (change?.type === 'stock') return typeof change.quantity === 'number' ? (change as Change) : null;
-    return change && (change.type === 'pet' || change.type === 'order') ? (change as Change) : null;
+    value = JSON.parse(payload);
   } catch {
     return null;
   }
+  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !Object.hasOwn(CHANGE_SHAPES, type)) return null;
+  return fitsShape(CHANGE_SHAPES[type as Change['type']], value) ? value : null;
 }

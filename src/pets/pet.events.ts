@@ -1,32 +1,27 @@
 import type { EntityManager } from 'typeorm';
+import type { NotificationOf, NotificationShape } from '../sql/notification-shape';
 import { notifyOnCommit } from '../sql/notify';
-import type { PetStatus } from './pet-status';
-
-export type PetChangeKind = 'CREATED' | 'UPDATED' | 'DELETED';
+import { PetStatus } from './pet-status';
 
 /** A pet was created, changed or deleted. */
-export interface PetChange {
-  type: 'pet';
-  kind: PetChangeKind;
-  id: string;
-}
+export const PET_CHANGE = { type: ['pet'], kind: ['CREATED', 'UPDATED', 'DELETED'], id: 'id' } as const satisfies NotificationShape;
+export type PetChange = NotificationOf<typeof PET_CHANGE>;
+export type PetChangeKind = PetChange['kind'];
 
 /**
  * A pet's stock row as the committing transaction left it. It travels with the event (a few
  * bytes) so that every subscriber sees each commit's quantity in commit order, however late it
- * is delivered.
+ * is delivered. Built by the database's `stock_change()` (migration DomainRules), on every path
+ * that changes stock.
  */
-export interface StockChange {
-  type: 'stock';
-  petId: string;
-  quantity: number;
-  status: PetStatus;
-}
+export const STOCK_CHANGE = {
+  type: ['stock'],
+  petId: 'id',
+  quantity: 'count',
+  status: Object.values(PetStatus),
+} as const satisfies NotificationShape;
+export type StockChange = NotificationOf<typeof STOCK_CHANGE>;
 
 export function announcePetChange(manager: EntityManager, kind: PetChangeKind, id: string): Promise<void> {
   return notifyOnCommit(manager, { type: 'pet', kind, id } satisfies PetChange);
-}
-
-export function announceStockChange(manager: EntityManager, { petId, quantity, status }: Omit<StockChange, 'type'>): Promise<void> {
-  return notifyOnCommit(manager, { type: 'stock', petId, quantity, status } satisfies StockChange);
 }

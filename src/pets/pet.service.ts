@@ -6,7 +6,6 @@ import { DatabaseService } from '../sql/database-service';
 import { PreparedStatements } from '../sql/prepared';
 import { deleteUnreferenced } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
-import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import { announcePetChange } from './pet.events';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
@@ -23,6 +22,7 @@ import {
   petsPage,
 } from './pet.queries';
 import { PetStatus } from './pet-status';
+import { insertStock } from './stock-status';
 
 export class PetService extends DatabaseService {
   private get prepared() {
@@ -71,8 +71,8 @@ export class PetService extends DatabaseService {
             status: input.status ?? PetStatus.AVAILABLE,
           }),
         );
-        // Every pet gets its stock row in the transaction that creates it: zero units, hence SOLD.
-        await manager.insert(InventoryItem, { petId: pet.id, quantity: 0, status: PetStatus.SOLD });
+        // Every pet gets its stock row in the transaction that creates it, with zero units.
+        await insertStock(manager, pet.id, 0);
         await announcePetChange(manager, 'CREATED', pet.id);
         return pet;
       });

@@ -3,10 +3,9 @@ import type { Page, PageRequest } from '../common/page';
 import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
 import { notFound } from '../errors';
+import { CHANGES_CHANNEL } from '../sql/notify';
 import { PetStatus } from '../pets/pet-status';
 import { InventoryItem } from '../pets/inventory-item.entity';
-import { announceStockChange } from '../pets/pet.events';
-import { stockStatus } from '../pets/stock-status';
 
 export interface InventoryFilter {
   status?: PetStatus | null;
@@ -72,23 +71,20 @@ export async function lockStock(manager: EntityManager, petId: string): Promise<
 }
 
 /**
- * Writes a locked stock row's new quantity with its derived status (docs/contract.md §3). Pass
- * `hasOpenOrder` when the caller knows it; otherwise it is read in the same transaction. The
- * change is announced to subscribers when the transaction commits.
+ * Writes a locked stock row's new quantity with the status the database's `stock_status()` derives
+ * from it and the pet's open orders (docs/contract.md §3), and announces the row to subscribers
+ * when the transaction commits, built by `stock_change()` as `place_order` builds it: one statement.
  */
-export async function settleStock(
-  manager: EntityManager,
-  petId: string,
-  quantity: number,
-  hasOpenOrder?: boolean,
-): Promise<InventoryItem> {
-  const open =
-    hasOpenOrder ??
-    (
-      await manager.query('SELECT EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete) AS open', [petId])
-    )[0].open;
-  const item = Object.assign(new InventoryItem(), { petId, quantity, status: stockStatus(quantity, open) });
-  await manager.update(InventoryItem, { petId }, { quantity: item.quantity, status: item.status });
-  await announceStockChange(manager, item);
-  return item;
+export async function settleStock(manager: EntityManager, petId: string, quantity: number): Promise<InventoryItem> {
+  const [row]: { status: PetStatus }[] = await manager.query(
+    `WITH settled AS (
+       UPDATE inventory_items
+          SET quantity = $2, status = stock_status($2, EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete))
+        WHERE pet_id = $1
+       RETURNING pet_id, quantity, status
+     )
+     SELECT status, pg_notify($3, stock_change(pet_id, quantity, status)) FROM settled`,
+    [petId, quantity, CHANGES_CHANNEL],
+  );
+  return Object.assign(new InventoryItem(), { petId, quantity, status: row.status });
 }

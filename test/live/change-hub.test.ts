@@ -26,6 +26,17 @@ describe('ChangeHub', () => {
     expect((await changes.next()).value).toEqual({ type: 'pet', kind: 'CREATED', id: '9' });
   });
 
+  it('passes on only payloads of exactly their shape: no field missing, none extra, none malformed', async () => {
+    const hub = new ChangeHub();
+    const changes = hub.stockChanges(null);
+    const { quantity: _quantity, ...missing } = change('1');
+    for (const wrong of [missing, { ...change('1'), extra: true }, { ...change('1'), quantity: -1 }, { ...change('1'), petId: 1 }, { ...change('1'), status: 'lost' }]) {
+      hub.receive(JSON.stringify(wrong));
+    }
+    hub.receive(stock('2'));
+    expect((await changes.next()).value).toEqual(change('2'));
+  });
+
   it('ends a subscriber that falls MAX_PENDING_EVENTS behind, reporting what it drops, instead of buffering without bound', async () => {
     const hub = new ChangeHub();
     const dropped: number[] = [];

@@ -4,6 +4,7 @@ import { PlaceOrderFunction1795400000000 } from './1795400000000-PlaceOrderFunct
 import { PetNameSearchIndexes1795500000000 } from './1795500000000-PetNameSearchIndexes';
 import { CatalogueCounts1795600000000 } from './1795600000000-CatalogueCounts';
 import { FilteredPageIndexes1795600000001 } from './1795600000001-FilteredPageIndexes';
+import { DomainRules1795700000000 } from './1795700000000-DomainRules';
 
 /** Every migration, in order. Listed explicitly so that builds, tests and the CLI agree. */
 export const MIGRATIONS: Function[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: Function[] = [
   PetNameSearchIndexes1795500000000,
   CatalogueCounts1795600000000,
   FilteredPageIndexes1795600000001,
+  DomainRules1795700000000,
 ];
