@@ -1,8 +1,8 @@
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
 import { RetryLink } from '@apollo/client/link/retry';
 import request from 'supertest';
-import type { QueryRunner } from 'typeorm';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
 import { corpusOperation } from './corpus';
@@ -45,19 +45,6 @@ function page(tally: Tally, key?: string, onStatus: (status: number) => void = (
     link: ApolloLink.from([retryAfter, new HttpLink({ uri: `${t.url}/graphql`, headers: key ? { 'X-API-Key': key } : {}, fetch: fetchAndNote })]),
     cache: new InMemoryCache({ typePolicies: { InventoryItem: { keyFields: ['petId'] } } }),
   });
-}
-
-/** Holds every read of `pets` behind a lock the test takes: requests sent meanwhile stay in flight until `release`. */
-async function holdPets(): Promise<{ release: () => Promise<void> }> {
-  const runner: QueryRunner = t.db.dataSource.createQueryRunner();
-  await runner.startTransaction();
-  await runner.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-  return {
-    release: async () => {
-      await runner.commitTransaction();
-      await runner.release();
-    },
-  };
 }
 
 /** The catalogue page's 8 queries, all from the front end's corpus, fired together as a page mounts. */
@@ -103,7 +90,7 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   const client = page(tally, key);
   await client.query({ query: corpusOperation('Quota'), fetchPolicy: 'network-only' }); // the key's lookup is cached first
   // The test holds the pets table, so that the burst is all in flight at once: 16 run, 24 wait.
-  const hold = await holdPets();
+  const hold = await holdPets(t);
   const waitsBefore = await metric('petstore_admission_waits_total');
   const burst = Promise.all(
     Array.from({ length: 40 }, (_, i) =>
@@ -126,7 +113,7 @@ it('retries a request refused for a full queue once Retry-After has passed, thro
   const others: Tally = { statuses: [] };
   const busy = page(others, key);
   await busy.query({ query: corpusOperation('Quota'), fetchPolicy: 'network-only' });
-  const hold = await holdPets();
+  const hold = await holdPets(t);
   const waitsBefore = await metric('petstore_admission_waits_total');
   // 16 in flight and 32 waiting: the queue is full.
   const full = Promise.all(

@@ -1,9 +1,9 @@
 import request from 'supertest';
-import type { QueryRunner } from 'typeorm';
 import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
 import { InFlight } from '../../src/limits/in-flight';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
 
@@ -90,22 +90,6 @@ describe('requests in flight per identity, through HTTP', () => {
 
   const query = () => ({ query: `{ pet(id: "${petId}") { name } }` });
 
-  /**
-   * Holds every read of `pets` behind a lock taken by the test itself: the requests sent meanwhile
-   * stay in flight until `release`.
-   */
-  async function holdPets(): Promise<{ release: () => Promise<void> }> {
-    const runner: QueryRunner = t.db.dataSource.createQueryRunner();
-    await runner.startTransaction();
-    await runner.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-    return {
-      release: async () => {
-        await runner.commitTransaction();
-        await runner.release();
-      },
-    };
-  }
-
   const waitsSoFar = async () => Number(/^petstore_admission_waits_total (\d+)/m.exec((await request(t.url).get('/metrics')).text)?.[1]);
   const untilWaits = async (count: number) => waitFor(async () => (await waitsSoFar()) >= count, 10_000, `${count} requests waiting for a slot`);
 
@@ -114,7 +98,7 @@ describe('requests in flight per identity, through HTTP', () => {
     const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
     expect((await send()).status).toBe(200); // the key's lookup is cached before the database is held
     const before = await waitsSoFar();
-    const hold = await holdPets();
+    const hold = await holdPets(t);
     const sent = Array.from({ length: max + 8 }, () => send().then((r) => r));
     await untilWaits(before + 8);
     await hold.release();
@@ -130,7 +114,7 @@ describe('requests in flight per identity, through HTTP', () => {
     const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
     expect((await send()).status).toBe(200);
     const before = await waitsSoFar();
-    const hold = await holdPets();
+    const hold = await holdPets(t);
     const sent = Array.from({ length: 3 * max }, () => send().then((r) => r));
     await untilWaits(before + 2 * max);
     // BAN_THRESHOLD 2: four refusals would start a ban if they counted toward one.
