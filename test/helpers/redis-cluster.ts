@@ -132,6 +132,8 @@ export interface RedisSentinel {
   name: string;
   /** REDIS_SENTINELS */
   sentinels: string;
+  /** Resolves once the sentinel names the replica as the master. */
+  failedOver(withinMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -175,6 +177,15 @@ export async function redisSentinel(): Promise<RedisSentinel> {
     sentinel,
     name,
     sentinels: `127.0.0.1:${sentinel.port}`,
+    async failedOver(withinMs = 20_000) {
+      const asking = new Redis(sentinel.port, '127.0.0.1', { maxRetriesPerRequest: 0 });
+      try {
+        const masterPort = async () => Number(((await asking.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]);
+        await waitFor(async () => (await masterPort()) === replica.port, withinMs, 'the sentinel to promote the replica');
+      } finally {
+        asking.disconnect();
+      }
+    },
     async stop() {
       await Promise.all([sentinel.kill(), replica.kill(), master.kill()]);
       rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -121,7 +120,7 @@ withOwnRedis('behind Sentinel (one master, one replica)', () => {
     const killed = Date.now();
     // Serving goes on throughout, from memory until the sentinel promotes the replica.
     expect(tally(await burst(apps.map((app) => app.url), key, 20)).other).toBe(0);
-    await sleep(500);
+    await sentinel.failedOver();
     await allReady(apps, 20_000);
     const { key: fresh } = await createApiKey(apps[0], { plan: 'FREE' });
     const after = tally(await burst(apps.map((app) => app.url), fresh, 150));
