@@ -10,6 +10,7 @@ import { redisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { redisServer, type RedisServer } from '../helpers/redis-server';
 import { corpusOperation } from './corpus';
 import { withOwnRedis, withRedis } from '../helpers/services';
+import { waitFor } from '../helpers/wait';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -222,9 +223,6 @@ withOwnRedis('automatic persisted queries across two instances on a Redis Cluste
 
 /** Resolves once the gateway's /readyz reports Redis serving again (it probes in the background). */
 async function untilRedisServes(app: TestApp): Promise<void> {
-  for (;;) {
-    const body = (await (await fetch(`${app.url}/readyz`)).json()) as { redis?: string };
-    if (body.redis === 'ok') return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const serving = async () => ((await (await fetch(`${app.url}/readyz`)).json()) as { redis?: string }).redis === 'ok';
+  await waitFor(serving, 20_000, 'the gateway to use Redis again');
 }

@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisServer, type RedisServer } from './redis-server';
 import { waitFor } from './wait';
@@ -68,13 +67,8 @@ export async function redisCluster(masters = 3, replicasEach = 1): Promise<Redis
       throw new Error(`expected a live node to know the master of ${key}`);
     },
     async healthy(withinMs = 20_000) {
-      const deadline = Date.now() + withinMs;
-      for (;;) {
-        const states = await Promise.all([...alive].map((node) => clusterState(node.port)));
-        if (states.every((state) => state === 'ok')) return;
-        if (Date.now() > deadline) throw new Error(`expected cluster_state:ok within ${withinMs} ms, got ${states.join(', ')}`);
-        await sleep(100);
-      }
+      const ok = async () => (await Promise.all([...alive].map((node) => clusterState(node.port)))).every((state) => state === 'ok');
+      await waitFor(ok, withinMs, 'cluster_state:ok on every live node');
     },
     async stop() {
       await Promise.all(nodes.map((node) => node.kill()));
