@@ -87,6 +87,19 @@ async function serveEmbeddedCopy(dumpPath: string): Promise<EmbeddedPostgres> {
   };
 }
 
+/**
+ * A migrated PGlite data directory on disk, the kind `npm start` keeps in PGLITE_DATA_DIR, for a
+ * gateway started as a process: written from the run's template, so that the process starts
+ * without creating and migrating a database. Undefined when the run has no embedded template.
+ */
+export async function migratedDataDir(dir: string): Promise<string | undefined> {
+  const dump = process.env[TEMPLATE_DUMP_ENV];
+  if (!dump) return undefined;
+  const db = await PGlite.create({ dataDir: dir, loadDataDir: new Blob([readFileSync(dump)]), extensions: await embeddedExtensions() });
+  await db.close();
+  return dir;
+}
+
 function dataSourceUrl(database: Database): string {
   return (database.dataSource.options as { url: string }).url;
 }
