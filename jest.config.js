@@ -12,10 +12,11 @@ module.exports = {
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   testTimeout: 60_000,
   // Two workers on a two-core machine: test files spend much of their time waiting on sockets.
-  // Each file loads the whole gateway and a PGlite afresh, and a worker does not give all of that
-  // back; one that ends a file above the limit is replaced, which keeps each process small.
   maxWorkers: 2,
-  workerIdleMemoryLimit: '512MB',
+  // A worker does not give back all a test file's gateways and PGlites took. Jest weighs only its
+  // JavaScript heap, not the PGlite memories beside it, so the limit sits below what a surface's
+  // file leaves: the worker is replaced after each one instead of growing from file to file.
+  workerIdleMemoryLimit: '150MB',
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },

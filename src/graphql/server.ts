@@ -20,7 +20,7 @@ import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
-/** The query Sandbox opens with: the README's first example (test/graphql/sandbox.test.ts). */
+/** The query Sandbox opens with: the README's first example (test/graphql/sandbox.cases.ts). */
 export const EXAMPLE_OPERATION = `query FirstPets {
   pets(first: 5, filter: { status: AVAILABLE }) {
     nodes { id name status category { name } inventory { quantity status } }

@@ -20,7 +20,7 @@ export function subscriptionRefusalPlugin<TContext extends object>(): ApolloServ
     // root; without those directives the document validates, and is refused below as any
     // subscription is. Only subscriptions' roots change: a query in the document runs as sent.
     // Apollo validates the context's document as it stands after this hook (the field is typed
-    // readonly; test/live/subscription-directives.test.ts fails if that ever changes).
+    // readonly; test/live/subscription-directives.cases.ts fails if that ever changes).
     async validationDidStart(requestContext: GraphQLRequestContextValidationDidStart<TContext>) {
       const document = withoutConditionalSubscriptionRoots(requestContext.document);
       if (document !== requestContext.document) (requestContext as { document: DocumentNode }).document = document;

@@ -16,7 +16,7 @@ export type StoreStatus = 'ok' | 'degraded';
 
 /**
  * Where counts, refusals and bans live. Every store implements the same state machine, checked
- * by one contract suite (test/limits/store-contract.test.ts):
+ * by one contract suite (test/limits/store-contract.cases.ts):
  *
  * - each window keeps a count and a reset time; it starts at the first counted request while it
  *   is not running and frees at its reset time (`now >= resetAt`);

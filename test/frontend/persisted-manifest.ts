@@ -23,7 +23,7 @@ export interface GeneratedManifest {
 export async function generatePersistedDocuments(): Promise<GeneratedManifest> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-persisted-'));
   const schemaSource = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
-  // Loaded as ES modules, one at a time, as codegen.test.ts explains.
+  // Loaded as ES modules, one at a time, as codegen.cases.ts explains.
   const { codegen } = await import('@graphql-codegen/core');
   const { addTypenameSelectionDocumentTransform, preset } = await import('@graphql-codegen/client-preset');
   const outputs = await preset.buildGeneratesSection({

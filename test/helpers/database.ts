@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Client } from 'pg';
 import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
-import { embeddedExtensions, IN_MEMORY } from '../../src/db/embedded';
+import { type EmbeddedPostgres, embeddedExtensions, IN_MEMORY, startEmbeddedPostgres } from '../../src/db/embedded';
 import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
 
 export interface TestDatabase extends Database {
@@ -46,30 +46,58 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * reached through `pg`, as src/db/embedded.ts serves the gateway's own.
  */
 async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
-  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() });
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
-  const stop = async () => {
-    await server.stop();
-    await db.close();
-  };
-  await server.start();
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  const embedded = await serveEmbeddedCopy(dumpPath);
   let dataSource: Database['dataSource'];
   try {
-    dataSource = await connectDatabase(url, { embedded: true });
+    dataSource = await connectDatabase(embedded.url, { embedded: true });
   } catch (error) {
-    await stop();
+    await embedded.stop();
     throw error;
   }
   return {
     dataSource,
     embedded: true,
-    url,
+    url: embedded.url,
     async close() {
       await dataSource.destroy();
-      await stop();
+      await embedded.stop();
     },
   };
+}
+
+/**
+ * A migrated embedded PostgreSQL with no client yet, for a test that connects to it its own way
+ * (through a proxy, say): a copy of the run's template when there is one, migrated afresh if not.
+ */
+export async function startEmbeddedTestPostgres(): Promise<EmbeddedPostgres> {
+  const dump = process.env[TEMPLATE_DUMP_ENV];
+  return dump ? serveEmbeddedCopy(dump) : startEmbeddedPostgres(IN_MEMORY);
+}
+
+async function serveEmbeddedCopy(dumpPath: string): Promise<EmbeddedPostgres> {
+  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
+  await server.start();
+  return {
+    url: `postgres://postgres@${server.getServerConn()}/postgres`,
+    async stop() {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+/**
+ * A migrated PGlite data directory on disk, the kind `npm start` keeps in PGLITE_DATA_DIR, for a
+ * gateway started as a process: written from the run's template, so that the process starts
+ * without creating and migrating a database. Undefined when the run has no embedded template.
+ */
+export async function migratedDataDir(dir: string): Promise<string | undefined> {
+  const dump = process.env[TEMPLATE_DUMP_ENV];
+  if (!dump) return undefined;
+  const db = await PGlite.create({ dataDir: dir, loadDataDir: new Blob([readFileSync(dump)]), extensions: await embeddedExtensions() });
+  await db.close();
+  return dir;
 }
 
 function dataSourceUrl(database: Database): string {

@@ -1,11 +1,9 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { STATEMENT_TIMEOUT_MS } from '../../src/db/data-source';
 import { connectDatabase } from '../../src/db/database';
-import { startEmbeddedPostgres, IN_MEMORY } from '../../src/db/embedded';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
-import { createTestDatabase } from '../helpers/database';
+import { createTestDatabase, startEmbeddedTestPostgres } from '../helpers/database';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
 
@@ -18,16 +16,22 @@ let dataSource: DataSource;
 let closeUpstream: () => Promise<void>;
 let t: TestApp;
 
+/**
+ * DATABASE_STATEMENT_TIMEOUT_MS: short, since the hung-database case waits for it to fire, and
+ * still far above what any statement of these tests takes.
+ */
+const STATEMENT_TIMEOUT_MS = 1_000;
+
 beforeAll(async () => {
   const upstream = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-  const embedded = upstream ? undefined : await startEmbeddedPostgres(IN_MEMORY);
+  const embedded = upstream ? undefined : await startEmbeddedTestPostgres();
   const url = new URL(upstream?.url ?? embedded!.url);
   if (upstream) await upstream.dataSource.destroy(); // the gateway's own pool is the only client
   proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
   url.port = String(proxy.port);
-  dataSource = await connectDatabase(url.toString(), { embedded: !!embedded });
+  dataSource = await connectDatabase(url.toString(), { embedded: !!embedded, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   closeUpstream = async () => (upstream ? upstream.close().catch(() => undefined) : embedded?.stop());
-  t = await startTestApp({}, { db: { dataSource, embedded: !!embedded, url: url.toString(), close: async () => {} } });
+  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) }, { db: { dataSource, embedded: !!embedded, url: url.toString(), close: async () => {} } });
 });
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 
 let t: TestApp;
 beforeAll(async () => {
-  // Bursts here test the windows and field limits alone; test/limits/in-flight.test.ts tests the in-flight bound.
+  // Bursts here test the windows and field limits alone; test/limits/in-flight.cases.ts tests the in-flight bound.
   t = await startTestApp({}, { limitInFlight: false });
 });
 afterAll(() => t.close());

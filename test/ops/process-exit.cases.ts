@@ -1,14 +1,35 @@
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migratedDataDir } from '../helpers/database';
 import { GatewayProgram, type GatewayProcess } from '../helpers/gateway-process';
 
-/** The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. */
+/**
+ * The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. Each starts
+ * on its own copy of a migrated data directory, as `npm start` does on its second run, rather than
+ * creating and migrating a database first.
+ */
 let program: GatewayProgram;
-beforeAll(() => {
+let dataDirs: string;
+let template: string | undefined;
+beforeAll(async () => {
   program = GatewayProgram.transpile();
+  dataDirs = mkdtempSync(join(tmpdir(), 'gateway-data-'));
+  template = await migratedDataDir(join(dataDirs, 'template'));
 });
-afterAll(() => program.remove());
+afterAll(() => {
+  program.remove();
+  rmSync(dataDirs, { recursive: true, force: true });
+});
 
+let started = 0;
 function startGateway(): GatewayProcess {
-  return program.start({ PORT: '0', LOG_LEVEL: 'info', PGLITE_DATA_DIR: 'memory://' });
+  let dataDir = 'memory://';
+  if (template) {
+    dataDir = join(dataDirs, `gateway-${(started += 1)}`);
+    cpSync(template, dataDir, { recursive: true });
+  }
+  return program.start({ PORT: '0', LOG_LEVEL: 'info', PGLITE_DATA_DIR: dataDir });
 }
 
 /**
