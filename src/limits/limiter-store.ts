@@ -31,11 +31,6 @@ export type StoreStatus = 'ok' | 'degraded';
 export interface LimiterStore {
   /** One atomic step: ban check, window check, then counting or refusal bookkeeping. */
   hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome>;
-  /**
-   * A refusal that no window made (too many requests in flight): counted toward a ban like any
-   * refusal, against the window that frees last, and counting nothing in the windows.
-   */
-  refuse(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome>;
   /** The windows as they stand, counting nothing. */
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]>;
   /** When the identity's ban ends, or null when it is not banned. */

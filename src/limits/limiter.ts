@@ -7,8 +7,6 @@
  *   res.set(rateLimitHeaders(decision));
  *   if (decision.kind === 'limited') → 429 RATE_LIMITED; if 'banned' → 403 API_KEY_BANNED / CLIENT_BANNED
  *
- *   limiter.refuse(identity, quota) → 'limited' or 'banned': a refusal no window made (too many
- *                                     requests in flight), counted toward a ban, counting nothing
  *   limiter.peek(identity, quota)   → QuotaView, counting nothing (the `rateLimit` query)
  *   limiter.bannedUntil(identity)   → epoch ms or null (an API key's `bannedUntil`)
  *   limiter.unban(identity)         → lifts the ban and forgets the refusals, not the windows
@@ -89,23 +87,6 @@ export class RateLimiter {
           retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
         };
     }
-  }
-
-  /** Refuses a request the windows would have taken; Retry-After 1: a slot frees within a request's time. */
-  async refuse(identity: string, quota: Quota): Promise<Refusal> {
-    const now = this.clock();
-    const outcome = await this.store.refuse(identity, windowsFor(quota), now, this.ban);
-    const base = { windows: outcome.windows, decidedAt: now, reported: firstToRunOut(outcome.windows) };
-    if (outcome.kind === 'banned') {
-      return {
-        ...base,
-        kind: 'banned',
-        bannedUntil: outcome.bannedUntil,
-        banStarted: outcome.bannedUntil === now + this.ban.durationMs,
-        retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
-      };
-    }
-    return { ...base, kind: 'limited', retryAfterSeconds: 1 };
   }
 
   async peek(identity: string, quota: Quota): Promise<QuotaView> {

@@ -1,5 +1,5 @@
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
-import { lastToFree, refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
+import { refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
 
 interface Counter {
   count: number;
@@ -36,14 +36,6 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.step(identity, specs, now, ban, false);
-  }
-
-  async refuse(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.step(identity, specs, now, ban, true);
-  }
-
-  private step(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, forced: boolean): StoreOutcome {
     this.sweep(now);
     const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
     const windows = this.states(entry, specs, now);
@@ -51,7 +43,7 @@ export class MemoryLimiterStore implements LimiterStore {
       return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
     }
 
-    const refusing = forced ? lastToFree(windows) : refusingWindow(windows);
+    const refusing = refusingWindow(windows);
     if (refusing === undefined) {
       for (const state of windows) {
         const counter = entry.windows.get(state.name);

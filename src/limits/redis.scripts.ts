@@ -11,8 +11,7 @@
 
 /**
  * KEYS: one hash per window, then the refusal counter (hash), then the ban (string).
- * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window, then
- * '1' to refuse whatever the windows hold (a refusal no window made), counting nothing.
+ * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window.
  * Reply: kind, extra (refusing window's 1-based index, or ban end, or 0), then count and reset
  * of each window after this hit (0, 0 for a window that is not running).
  */
@@ -22,7 +21,6 @@ local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
 local n = #KEYS - 2
 local refusalsKey, banKey = KEYS[n + 1], KEYS[n + 2]
-local forced = ARGV[4 + 2 * n] == '1'
 local function int(x) return string.format('%d', x) end
 
 local counts, resets = {}, {}
@@ -48,10 +46,10 @@ end
 local bannedUntil = tonumber(redis.call('GET', banKey))
 if bannedUntil and bannedUntil > now then return reply('banned', bannedUntil) end
 
--- Among the full windows (all of them when forced), the one that frees last refuses.
+-- Among the full windows, the one that frees last refuses.
 local refusing, refusingReset = 0, 0
 for i = 1, n do
-  if forced or counts[i] >= tonumber(ARGV[2 + 2 * i]) then
+  if counts[i] >= tonumber(ARGV[2 + 2 * i]) then
     local reset = resets[i]
     if reset == 0 then reset = now + tonumber(ARGV[3 + 2 * i]) end
     if refusing == 0 or reset > refusingReset then refusing, refusingReset = i, reset end

@@ -33,15 +33,7 @@ export class RedisLimiterStore implements LimiterStore {
     this.commands = redis as unknown as LimiterCommands;
   }
 
-  hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.step(identity, specs, now, ban, false);
-  }
-
-  refuse(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.step(identity, specs, now, ban, true);
-  }
-
-  private async step(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, forced: boolean): Promise<StoreOutcome> {
+  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
     const at = Math.trunc(now);
     const keys = [
       ...specs.map((spec) => this.key(identity, spec.name)),
@@ -49,7 +41,7 @@ export class RedisLimiterStore implements LimiterStore {
       this.key(identity, 'ban'),
     ];
     const windowArgs = specs.flatMap((spec) => [spec.limit, spec.lengthMs]);
-    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs, forced ? 1 : 0];
+    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs];
     const [kind, extra, ...raw] = await this.commands.rateLimitHit(keys.length, ...keys, ...args);
     const windows = states(specs, raw.map(Number), at);
     switch (kind) {

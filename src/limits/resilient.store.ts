@@ -66,9 +66,6 @@ export class ResilientLimiterStore implements LimiterStore {
     );
   }
 
-  refuse(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.run((store) => store.refuse(identity, windows, now, ban));
-  }
 
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]> {
     return this.run((store) => store.peek(identity, windows, now));

@@ -58,11 +58,6 @@ export function firstToRunOut(windows: readonly WindowState[]): WindowState {
 }
 
 /** Among the full windows, the one that frees last: a refused request cannot succeed before then. */
-/** The window that frees last, full or not: what a refusal no window made is counted against. */
-export function lastToFree(windows: readonly WindowState[]): WindowState | undefined {
-  return windows.reduce<WindowState | undefined>((last, w) => (last === undefined || w.resetAt > last.resetAt ? w : last), undefined);
-}
-
 export function refusingWindow(windows: readonly WindowState[]): WindowState | undefined {
   let refusing: WindowState | undefined;
   for (const w of windows) {

@@ -204,25 +204,6 @@ for (const [name, makeSubject, suite] of subjects) suite(`${name} limiter store`
     expect(refused.map((o) => o.kind)).toEqual(['limited', 'limited', 'banned']);
   });
 
-  it('refuses on demand with room in both windows, counting nothing, against the window that frees last', async () => {
-    await hits(store, id, specs(3, 100), T0, 1);
-    const refused = await store.refuse(id, specs(3, 100), T0 + 1_000, BAN);
-    expect(refused).toMatchObject({ kind: 'limited', refusedBy: 'day' });
-    expect(remaining(refused)).toEqual([2, 99]);
-    expect((await store.peek(id, specs(3, 100), T0 + 1_000)).map((w) => w.remaining)).toEqual([2, 99]);
-  });
-
-  it('counts refusals on demand toward a ban like any refusal', async () => {
-    const outcomes = [
-      await store.refuse(id, specs(3, 100), T0, BAN),
-      ...(await hits(store, id, specs(3, 100), T0, 3, BAN)),
-      await store.hit(id, specs(3, 100), T0 + 1, BAN),
-      await store.refuse(id, specs(3, 100), T0 + 2, BAN),
-    ];
-    expect(outcomes.map((o) => o.kind)).toEqual(['limited', 'allowed', 'allowed', 'allowed', 'limited', 'banned']);
-    expect(await store.bannedUntil(id, T0 + 3)).toBe(T0 + 2 + BAN.durationMs);
-  });
-
   it('bans at the first refusal when the threshold is 0', async () => {
     const ban = { threshold: 0, durationMs: 5_000 };
     await hits(store, id, specs(1, 100), T0, 1, ban);
