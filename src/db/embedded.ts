@@ -25,7 +25,11 @@ export interface EmbeddedPostgres {
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   if (dataDir !== IN_MEMORY) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create({ dataDir: dataDir === IN_MEMORY ? undefined : dataDir, extensions: await embeddedExtensions() });
+  return serveEmbedded(await PGlite.create({ dataDir: dataDir === IN_MEMORY ? undefined : dataDir, extensions: await embeddedExtensions() }));
+}
+
+/** Serves a PGlite on a loopback port for `pg` to reach; stopping it closes the database too. */
+export async function serveEmbedded(db: PGlite): Promise<EmbeddedPostgres> {
   // The pool holds one connection; a second slot only bridges the moment a dropped connection's
   // socket is still being released while its replacement connects.
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });

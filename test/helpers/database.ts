@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Client } from 'pg';
 import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
-import { type EmbeddedPostgres, embeddedExtensions, IN_MEMORY, startEmbeddedPostgres } from '../../src/db/embedded';
+import { type EmbeddedPostgres, embeddedExtensions, IN_MEMORY, serveEmbedded, startEmbeddedPostgres } from '../../src/db/embedded';
 import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
 
 export interface TestDatabase extends Database {
@@ -75,16 +74,9 @@ export async function startEmbeddedTestPostgres(): Promise<EmbeddedPostgres> {
 }
 
 async function serveEmbeddedCopy(dumpPath: string): Promise<EmbeddedPostgres> {
-  const db = await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() });
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
-  await server.start();
-  return {
-    url: `postgres://postgres@${server.getServerConn()}/postgres`,
-    async stop() {
-      await server.stop();
-      await db.close();
-    },
-  };
+  return serveEmbedded(
+    await PGlite.create({ loadDataDir: new Blob([readFileSync(dumpPath)]), startParams: EMBEDDED_START_PARAMS, extensions: await embeddedExtensions() }),
+  );
 }
 
 /**
