@@ -12,12 +12,6 @@ const silent = pino({ level: 'silent' });
 const EMBEDDED = { PORT: '0', PGLITE_DATA_DIR: IN_MEMORY, LOG_LEVEL: 'silent' };
 
 describe('startGateway', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.close());
-
   it('starts as npm start does: embedded, the demo catalogue loaded, a generated admin key that works', async () => {
     const gateway = await startGateway({ env: EMBEDDED, logger: silent });
     try {
@@ -35,6 +29,15 @@ describe('startGateway', () => {
     expect(gateway.server.listening).toBe(false);
     expect(gateway.database.dataSource.isInitialized).toBe(false);
   });
+});
+
+// Given a database (made after the test above has closed its own, so that the two are never held at once).
+describe('startGateway with a database', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.close());
 
   it('serves a database it is given as it is: no demo catalogue, left open on close', async () => {
     const adminKey = generateApiKey();

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
 import { type EmbeddedPostgres, embeddedExtensions, IN_MEMORY, serveEmbedded, startEmbeddedPostgres } from '../../src/db/embedded';
 import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
+import { giveBackServer, takeIdleServer } from './idle-servers';
 
 export interface TestDatabase extends Database {
   /** The postgres:// URL of this test's own database. */
@@ -41,18 +42,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /**
- * Embedded servers that a closed test database gave back, emptied, for the next one of this test
- * file: loading a PGlite from the template costs half a second, emptying one a few milliseconds.
- */
-const idleServers: EmbeddedPostgres[] = [];
-
-/**
  * An in-memory PGlite holding the template's data, served on a loopback socket and reached through
  * `pg`, as src/db/embedded.ts serves the gateway's own: an emptied one this file used before, or a
  * new one loaded from the template's data directory.
  */
 async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
-  const embedded = idleServers.pop() ?? (await serveEmbeddedCopy(dumpPath));
+  const embedded = takeIdleServer() ?? (await serveEmbeddedCopy(dumpPath));
   let dataSource: Database['dataSource'];
   try {
     dataSource = await connectDatabase(embedded.url, { embedded: true });
@@ -74,7 +69,7 @@ async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
         return;
       }
       await dataSource.destroy();
-      idleServers.push(embedded);
+      giveBackServer(embedded);
     },
   };
 }
