@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import request from 'supertest';
-import { PLAN_DATABASE_MS_PER_MINUTE, Plan } from '../../src/auth/plans';
+import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { poolOf } from '../../src/sql/pool';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
@@ -71,7 +71,7 @@ describe('a client that has spent its database time a minute', () => {
   it('gets 429 RATE_LIMITED with Retry-After for requests that need the database, never a ban', async () => {
     const identity = 'ip:127.0.0.1';
     // Overdrawn by a second: six seconds to pay back at FREE's 10 s a minute, longer than this test runs.
-    t.app.databaseTime.spend(identity, PLAN_DATABASE_MS_PER_MINUTE[Plan.FREE], PLAN_DATABASE_MS_PER_MINUTE[Plan.FREE] + 1_000);
+    t.app.databaseTime.spend(identity, PLAN_LIMITS[Plan.FREE].databaseMsPerMinute, PLAN_LIMITS[Plan.FREE].databaseMsPerMinute + 1_000);
     for (let i = 0; i < 4; i += 1) {
       const refused = await post(PETS);
       expect(refused.status).toBe(429);
@@ -88,7 +88,7 @@ describe('a client that has spent its database time a minute', () => {
   it('is served again once the time has come back', async () => {
     const identity = 'ip:127.0.0.1';
     // Paid back as a minute of idleness would: spending a negative amount refills the bucket.
-    t.app.databaseTime.spend(identity, PLAN_DATABASE_MS_PER_MINUTE[Plan.FREE], -2 * PLAN_DATABASE_MS_PER_MINUTE[Plan.FREE]);
+    t.app.databaseTime.spend(identity, PLAN_LIMITS[Plan.FREE].databaseMsPerMinute, -2 * PLAN_LIMITS[Plan.FREE].databaseMsPerMinute);
     expect((await post(PETS)).status).toBe(200);
   });
 });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
 import { COST } from '../../src/common/query-cost';
-import { PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
+import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory } from '../helpers/builders';
 
@@ -21,7 +21,7 @@ const SECONDS = 2;
  * test pins what must hold however loaded the machine: the victim is always served, nothing is
  * ever a 503, and the admitted attack is served too (the refused one never).
  */
-const IN_FLIGHT = PLAN_CONCURRENCY[Plan.FREE];
+const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
 
 const attack = (aliases: number) =>
   `{ ${Array.from({ length: aliases }, (_, i) => `a${i}: pets(first: 1, filter: { nameContains: "q${i}" }) { totalCount }`).join(' ')} }`;
@@ -86,12 +86,12 @@ interface Attack {
 it.each<[string, Attack]>([
   [`an anonymous client keeps ${IN_FLIGHT} of the costliest admitted attack (${MOST_ALIASES} aliases)`, { query: attack(MOST_ALIASES), inFlight: IN_FLIGHT, aliases: MOST_ALIASES }],
   [
-    `a BUSINESS key keeps ${PLAN_CONCURRENCY[Plan.BUSINESS]} of issue 20’s (${MOST_ALIASES} aliases searching for 100 underscores)`,
+    `a BUSINESS key keeps ${PLAN_LIMITS[Plan.BUSINESS].requestsInFlight} of issue 20’s (${MOST_ALIASES} aliases searching for 100 underscores)`,
     {
       query: underscoreAttack(MOST_ALIASES),
       variables: UNDERSCORES,
       key: async () => (await createApiKey(t, { plan: 'BUSINESS' })).key,
-      inFlight: PLAN_CONCURRENCY[Plan.BUSINESS],
+      inFlight: PLAN_LIMITS[Plan.BUSINESS].requestsInFlight,
       aliases: MOST_ALIASES,
     },
   ],

@@ -1,11 +1,11 @@
 import type { Caller } from '../../src/auth/caller';
 import { ApiKeyRole } from '../../src/auth/role';
-import { PLAN_QUOTAS, Plan, quotaOfCaller } from '../../src/auth/plans';
+import { planQuota, Plan, quotaOfCaller } from '../../src/auth/plans';
 import { identityOf } from '../../src/limits/identity';
 
 describe('identityOf', () => {
   it('counts a key by its id, wherever it comes from', () => {
-    const key = { id: '42', role: ApiKeyRole.CLIENT, plan: Plan.PRO, quota: PLAN_QUOTAS[Plan.PRO] };
+    const key = { id: '42', role: ApiKeyRole.CLIENT, plan: Plan.PRO, quota: planQuota(Plan.PRO) };
     const caller: Caller = { kind: 'key', address: '10.0.0.1', key };
     expect(identityOf(caller)).toBe('key:42');
     expect(quotaOfCaller(caller)).toEqual({ perMinute: 300, perDay: 10_000 });

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_CONCURRENCY, Plan } from '../../src/auth/plans';
+import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
 import { InFlight } from '../../src/limits/in-flight';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -79,7 +79,7 @@ describe('InFlight', () => {
 });
 
 describe('requests in flight per identity, through HTTP', () => {
-  const max = PLAN_CONCURRENCY[Plan.FREE];
+  const max = PLAN_LIMITS[Plan.FREE].requestsInFlight;
   let t: TestApp;
   let petId: string;
   beforeAll(async () => {

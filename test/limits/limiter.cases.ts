@@ -1,11 +1,11 @@
 import { type Decision, RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
-import { PLAN_QUOTAS, Plan } from '../../src/auth/plans';
+import { planQuota, Plan } from '../../src/auth/plans';
 import { rateLimitHeaders } from '../../src/limits/rate-limit-headers';
 import { DAY_MS, MINUTE_MS } from '../../src/limits/window';
 import { type TestClock, testClock } from './helpers/clock';
 
-const FREE = PLAN_QUOTAS[Plan.FREE];
+const FREE = planQuota(Plan.FREE);
 const ENTERPRISE_LIKE = { perMinute: 100, perDay: 5 };
 const BAN = { threshold: 3, durationMs: 900_000 };
 const ID = 'key:42';
