@@ -11,6 +11,7 @@ import {
 } from 'graphql';
 import { ApiError } from '../errors';
 import { actualCost, type CostedOperation, requestedCost } from './document-cost';
+import { fragmentsOf } from './fragments';
 
 /** Deepest field allowed, the root field counting as 1 (docs/contract.md §6). */
 export const MAX_DEPTH = 10;
@@ -88,12 +89,6 @@ function costVariables(document: DocumentNode): string[] {
 
 const COSTED_ARGUMENTS = new Set(['first', 'filter', 'if']);
 
-function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
-  return Object.fromEntries(
-    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [])),
-  );
-}
-
 /** The operation with its variables coerced: a variable of the wrong type is the client's mistake. */
 function costedOperation(
   schema: GraphQLSchema,
@@ -111,11 +106,7 @@ function costedOperation(
  * Apollo Sandbox nest `ofType` deeper than any query of ours. Fragments are measured once each.
  */
 export function operationDepth(document: DocumentNode, operation: OperationDefinitionNode): number {
-  const fragments = new Map(
-    document.definitions.flatMap((definition) =>
-      definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition.selectionSet] as const] : [],
-    ),
-  );
+  const fragments = fragmentsOf(document);
   const fragmentDepths = new Map<string, number>();
 
   const depthOf = (selectionSet: SelectionSetNode): number => {
@@ -130,8 +121,8 @@ export function operationDepth(document: DocumentNode, operation: OperationDefin
         const name = selection.name.value;
         if (!fragmentDepths.has(name)) {
           fragmentDepths.set(name, 0); // validation has already refused cycles
-          const fragment = fragments.get(name);
-          fragmentDepths.set(name, fragment ? depthOf(fragment) : 0);
+          const fragment = fragments[name];
+          fragmentDepths.set(name, fragment ? depthOf(fragment.selectionSet) : 0);
         }
         deepest = Math.max(deepest, fragmentDepths.get(name) ?? 0);
       }

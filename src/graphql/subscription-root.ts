@@ -2,7 +2,6 @@ import {
   type ASTNode,
   type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type FragmentSpreadNode,
   type InlineFragmentNode,
   Kind,
@@ -10,6 +9,7 @@ import {
   type SelectionSetNode,
   visit,
 } from 'graphql';
+import { fragmentsOf } from './fragments';
 
 type RootSelection = FieldNode | InlineFragmentNode | FragmentSpreadNode;
 
@@ -23,11 +23,7 @@ const isConditional = (node: RootSelection) => (node.directives ?? []).some((dir
  * (and graphql-js 17) forbids them there, since a subscription must always have its one field.
  */
 function conditionalRootSelections(document: DocumentNode, operation: OperationDefinitionNode): Set<ASTNode> {
-  const fragments = new Map(
-    document.definitions
-      .filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION)
-      .map((fragment) => [fragment.name.value, fragment]),
-  );
+  const fragments = fragmentsOf(document);
   const found = new Set<ASTNode>();
   const seen = new Set<string>();
   const walk = (selectionSet: SelectionSetNode) => {
@@ -36,7 +32,7 @@ function conditionalRootSelections(document: DocumentNode, operation: OperationD
       if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet);
       if (selection.kind === Kind.FRAGMENT_SPREAD && !seen.has(selection.name.value)) {
         seen.add(selection.name.value);
-        const fragment = fragments.get(selection.name.value);
+        const fragment = fragments[selection.name.value];
         if (fragment) walk(fragment.selectionSet);
       }
     }
