@@ -23,6 +23,7 @@ const PARTS = {
   http: '^src/http/',
   graphql: '^src/graphql/',
   rest: '^src/rest/',
+  pipeline: '^src/pipeline/',
   app: '^src/app\\.ts$',
   gateway: '^src/gateway\\.ts$',
   main: '^src/main\\.ts$',
@@ -56,11 +57,13 @@ const MAY_IMPORT = {
   http: [...KERNEL, 'limits', 'auth', 'ops'],
   graphql: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'context', 'http'],
   rest: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'context', 'http'],
+  // The request pipeline: identify → admit → services → the surface (GraphQL, REST, ops) → the writer.
+  pipeline: [...KERNEL, 'limits', 'auth', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
   // Composition: the app, the process and the command-line tools may use anything below them.
-  app: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
+  app: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline'],
   // The gateway started: database, app, admin key, demo catalogue, HTTP server.
   gateway: [...KERNEL, 'auth', 'db', 'http', 'app'],
-  main: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'app', 'gateway'],
+  main: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline', 'app', 'gateway'],
   cli: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
 };
 

@@ -1,28 +1,22 @@
+import type { RequestListener } from 'node:http';
 import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
-import cors from 'cors';
-import express, { type Express } from 'express';
+import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
-import { identifyCaller, rejectUnverifiedKey } from './auth/identify-caller';
-import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
-import { admissionOfCaller, databaseTimeOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
+import { callerIdentifier } from './auth/identify-caller';
+import { admissionOfCaller, quotaOfCaller } from './auth/plans';
 import type { Config } from './config';
-import { createServices, type Services, servicesOver } from './context';
-import { DatabaseTime } from './db/database-time';
-import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
+import { createServices, type Services } from './context';
+import type { DatabaseTime } from './db/database-time';
 import { RedisKeyValueCache } from './graphql/apq-cache';
-import { graphqlRoute } from './graphql/graphql.route';
+import { PreparedDocuments } from './graphql/prepared-documents';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
-import { startGraphQLServer } from './graphql/server';
+import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
-import { errorHandler, notFoundHandler } from './http/error-handler';
-import { refuseMalformedHttp } from './http/malformed-http';
-import { requestLog } from './http/request-log';
 import { type Logger, withSafeErrors } from './logger';
+import { Admitter } from './limits/admit';
 import { createFieldLimiter } from './limits/field-limiter';
-import { identityOf } from './limits/identity';
-import { limitRequests } from './limits/limit.middleware';
 import { ChangeHub } from './live/change-hub';
 import { listenForChanges, listenOnEmbeddedSession } from './live/change-listener';
 import { MemorySubscriptionSlots, RedisSubscriptionSlots } from './live/subscription-slots';
@@ -30,6 +24,9 @@ import { RateLimiter } from './limits/limiter';
 import { createLimiterStore } from './limits/create-store';
 import { healthRoutes } from './ops/health.routes';
 import { Metrics } from './ops/metrics';
+import { graphqlOverHttp } from './pipeline/graphql-http';
+import { httpPipeline } from './pipeline/http';
+import { requestServicesOver } from './pipeline/request-services';
 import { restRoutes } from './rest/rest.routes';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
@@ -48,6 +45,7 @@ const EXPOSED_HEADERS = [
   'X-Total-Count',
   'X-Request-Id',
 ];
+const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'];
 
 export interface AppDeps {
   config: Config;
@@ -72,18 +70,19 @@ export interface TestSwitches {
 }
 
 export interface App {
-  express: Express;
+  /** Every HTTP request of the gateway: give it to a node:http server (http/http-server.ts). */
+  listener: RequestListener;
   services: Services;
   metrics: Metrics;
   /** Each identity's database time on this instance (docs/contract.md §5). */
   databaseTime: DatabaseTime;
-  /** Subscriptions over WebSocket: attach to the HTTP server that serves `express`. */
+  /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
   websockets: WebSocketGateway;
   /** Stops GraphQL execution and the limiter's Redis client; the caller closes the HTTP server and the database. */
   stop(): Promise<void>;
 }
 
-/** The gateway as an Express app. It never listens: main.ts and the tests do. */
+/** The gateway's request pipeline and WebSocket server. It never listens: gateway.ts does. */
 export async function createApp(
   { config, dataSource, logger: givenLogger, embeddedDatabase = false }: AppDeps,
   { limitRequests: limiting = true, limitInFlight = true }: TestSwitches = {},
@@ -102,9 +101,11 @@ export async function createApp(
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
+  const documents = trustedDocuments ? trustedDocuments.documentStore(new InMemoryLRUCache()) : new InMemoryLRUCache<DocumentNode>();
+  const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apollo = await startGraphQLServer(schema, config, logger, {
     apqCache: limits.redis && new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger),
-    documentStore: trustedDocuments?.documentStore(new InMemoryLRUCache()),
+    documentStore: prepared.store(),
   });
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
@@ -112,56 +113,33 @@ export async function createApp(
     : await listenForChanges((dataSource.options as { url: string }).url, onChange, logger);
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, limiting });
-
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-
-  app.use(requestLog(logger, metrics));
-  app.use(
-    healthRoutes({
-      dataSource,
-      metrics,
-      limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
-    }),
-  );
-  app.use(
-    cors({
-      origin: allowedOrigins,
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'],
-      exposedHeaders: EXPOSED_HEADERS,
-      maxAge: 600,
-    }),
-  );
-  app.use(identifyCaller(services.apiKeys, config.trustProxy));
-  if (limiting) app.use(limitRequests<Caller>(limiter, metrics, logger, quotaOfCaller, limitInFlight ? admissionOfCaller : undefined, config.banPauseMs));
-  app.use(refuseMalformedHttp);
-  app.use(rejectUnverifiedKey);
-  // Each request's statements are counted, and each identity's run a few at a time, within its
-  // database time a minute (docs/contract.md §5).
-  const statementSlots = new IdentitySlots();
-  const databaseTime = new DatabaseTime();
-  app.use((req, _res, next) => {
-    const caller = callerOf(req);
-    const identity = req.rateLimitIdentity ?? identityOf(caller);
-    const size = statementsAtOnceOfCaller(caller);
-    const budget = new StatementBudget({
-      slots: () => statementSlots.of(identity, size),
-      waitMs: config.databaseStatementTimeoutMs,
-      time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
-      // A client's own backlog: a warning, not an error of the gateway's.
-      onRefusal: (refusal) => logger.warn({ requestId: req.requestId, reason: refusal.message }, 'request refused: over its database allowance'),
-    });
-    req.services = servicesOver(services, budgetedView(dataSource, budget));
-    next();
+  const admitter = new Admitter<Caller>({
+    limiter,
+    metrics,
+    logger,
+    quotaOf: quotaOfCaller,
+    admissionOf: limitInFlight ? admissionOfCaller : undefined,
+    banPauseMs: config.banPauseMs,
+    limiting,
   });
-  app.use('/graphql', graphqlRoute(apollo, { documents: trustedDocuments, only: config.trustedDocumentsOnly }));
-  app.use(restRoutes(config));
-  app.use(notFoundHandler);
-  app.use(errorHandler(logger));
+  const { requestServices, databaseTime } = requestServicesOver(dataSource, services, config, logger);
 
   return {
-    express: app,
+    listener: httpPipeline({
+      logger,
+      metrics,
+      cors: { origins: allowedOrigins, allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAgeSeconds: 600 },
+      identify: callerIdentifier(services.apiKeys, config.trustProxy),
+      admitter,
+      requestServices,
+      ops: healthRoutes({
+        dataSource,
+        metrics,
+        limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
+      }),
+      graphql: graphqlOverHttp({ apollo, prepared, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
+      rest: restRoutes(config),
+    }),
     services,
     metrics,
     databaseTime,

@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { DataSource } from 'typeorm';
 import { ApiKeyService } from './auth/api-key.service';
 import type { AuthContext } from './auth/auth.context';
@@ -54,19 +53,6 @@ export function servicesOver(services: Services, db: DataSource): Services {
     orders: services.orders.over(db),
     apiKeys: services.apiKeys.over(db),
   };
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The services as this request uses them: its statements counted (db/statement-budget.ts). */
-    services?: Services;
-  }
-}
-
-/** The request's own services; a route reached without them would run outside its budget. */
-export function servicesOf(req: Request): Services {
-  if (!req.services) throw new Error('expected the request\'s services: the statement budget step runs before every route');
-  return req.services;
 }
 
 export type Loaders = CatalogueLoaders & StoreLoaders;

@@ -56,7 +56,7 @@ export async function startGateway(
     if (!given && database.embedded && (await seedDemoCatalogue(database.dataSource))) {
       logger.info('loaded the demo catalogue into the empty embedded database');
     }
-    const server = createHttpServer(app.express);
+    const server = createHttpServer(app.listener);
     app.websockets.attach(server);
     await listen(server, config);
     const started = app;

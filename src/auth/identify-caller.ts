@@ -1,36 +1,52 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import './request';
+import { identityOf } from '../limits/identity';
 import type { ApiKeyService } from './api-key.service';
+import type { Caller } from './caller';
 import { hashApiKey } from './key-secret';
 
+/** Who sent a request, and whom it is counted against. */
+export interface Identified {
+  caller: Caller;
+  /** The identity of the limiter's windows: the caller's, or an unverifiable key's (below). */
+  identity: string;
+  /**
+   * Why the request is refused once it has been counted: an X-API-Key that names no valid key
+   * (401), or one that could not be checked (the database is down, say: 503).
+   */
+  unverified?: unknown;
+}
+
 /**
- * Resolves X-API-Key to a caller. An unknown or revoked key is not treated as anonymous: the
- * request is counted against its client address, then refused (docs/contract.md §4, §5). A request whose
- * key cannot be checked at all is counted too, then fails as the check did (503 when the
- * database is down), still with its rate-limit headers.
+ * The first step of every request: resolves X-API-Key to a caller. An unknown or revoked key is
+ * not treated as anonymous: the request is counted against its client address, then refused
+ * (docs/contract.md §4, §5). A request whose key cannot be checked at all is counted too, then
+ * fails as the check did (503 when the database is down), still with its rate-limit headers.
+ * Without a key the answer comes at once, with no promise to wait for.
  */
-export function identifyCaller(apiKeys: ApiKeyService, trustProxy: boolean): RequestHandler {
-  return async (req, _res, next) => {
-    const address = clientAddress(req, trustProxy);
-    req.caller = { kind: 'anonymous', address };
-    const header = req.get('x-api-key');
-    if (header !== undefined) {
-      try {
-        const key = await apiKeys.authenticate(header.trim());
-        if (key) req.caller = { kind: 'key', address, key };
-        else req.invalidApiKey = true;
-      } catch (error) {
-        req.authenticationError = error;
-        // Counted against the key it claims (by hash, on the FREE quota), not against its address:
-        // an outage must not use up, or ban, everyone else behind that address.
-        req.rateLimitIdentity = `unverified:${hashApiKey(header.trim()).slice(0, 32)}`;
-      }
-    }
-    next();
+export function callerIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
+  return (request: IncomingMessage): Identified | Promise<Identified> => {
+    const address = clientAddress(request, trustProxy);
+    const anonymous: Caller = { kind: 'anonymous', address };
+    const header = request.headers['x-api-key'];
+    if (header === undefined) return { caller: anonymous, identity: identityOf(anonymous) };
+    const raw = (Array.isArray(header) ? header.join(', ') : header).trim();
+    return apiKeys.authenticate(raw).then(
+      (key): Identified => {
+        if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
+        const caller: Caller = { kind: 'key', address, key };
+        return { caller, identity: identityOf(caller) };
+      },
+      // Counted against the key it claims (by hash, on the FREE quota), not against its address:
+      // an outage must not use up, or ban, everyone else behind that address.
+      (error: unknown): Identified => ({ caller: anonymous, identity: `unverified:${hashApiKey(raw).slice(0, 32)}`, unverified: error }),
+    );
   };
+}
+
+export function invalidApiKey(): ApiError {
+  return new ApiError('INVALID_API_KEY', 'The X-API-Key header names no valid key');
 }
 
 /**
@@ -45,10 +61,3 @@ export function clientAddress(request: IncomingMessage, trustProxy: boolean): st
   if (added && isIP(added)) return added;
   return request.socket.remoteAddress ?? 'unknown';
 }
-
-/** After the limiter: refuses the requests whose key was invalid or could not be checked. */
-export const rejectUnverifiedKey: RequestHandler = (req, _res, next) => {
-  if (req.authenticationError) throw req.authenticationError;
-  if (req.invalidApiKey) throw new ApiError('INVALID_API_KEY', 'The X-API-Key header names no valid key');
-  next();
-};

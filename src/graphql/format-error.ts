@@ -23,7 +23,7 @@ const CODE_OF_HTTP_STATUS: Partial<Record<number, ErrorCode>> = {
 };
 
 /** docs/contract.md §8: never a bare "Validation aborted." */
-const TOO_COMPLEX_TO_VALIDATE: ErrorBody = Object.freeze({
+export const TOO_COMPLEX_TO_VALIDATE: ErrorBody = Object.freeze({
   code: 'QUERY_TOO_COMPLEX',
   message: 'The document repeats selections of one field too often to validate; select each field once',
   status: 400,

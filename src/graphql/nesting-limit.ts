@@ -1,5 +1,4 @@
 import { GraphQLError, Lexer, Source, TokenKind } from 'graphql';
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
 
 /**
@@ -45,14 +44,3 @@ function countOpenings(source: string): number {
 export function tooDeeplyNested(): ApiError {
   return new ApiError('QUERY_TOO_COMPLEX', `The document nests selections or values more than ${MAX_NESTING} deep`);
 }
-
-/**
- * Refuses, before Apollo parses it, a document nested deeper than MAX_NESTING: 400
- * QUERY_TOO_COMPLEX instead of a stack overflow. Runs after the body parser, so the body limit
- * (413 PAYLOAD_TOO_LARGE) applies first.
- */
-export const refuseDeepNesting: RequestHandler = (req, _res, next) => {
-  const query: unknown = req.method === 'GET' ? req.query?.query : (req.body as { query?: unknown } | undefined)?.query;
-  if (typeof query === 'string' && nestsDeeperThan(query, MAX_NESTING)) throw tooDeeplyNested();
-  next();
-};

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import type { Caller } from '../auth/caller';
-import { callerOf } from '../auth/request';
 import { ApiKeyRole } from '../auth/role';
 import type { TrustedDocumentsOnly } from '../config';
 import { ApiError } from '../errors';
@@ -56,27 +54,22 @@ export function decideDocument(params: DocumentParams, trusted: TrustedDocuments
 }
 
 /**
- * The HTTP step in front of Apollo: resolves `documentId` and trusted hashes to the manifest's
- * text and refuses other documents from restricted callers. Apollo then finds the document
- * already parsed and validated in its store (TrustedDocuments.documentStore).
+ * The step in front of Apollo: a POST body with a `documentId` or trusted hash gets the manifest's
+ * text in their place; another document from a restricted caller is refused. Apollo then finds
+ * the document already parsed and validated in its store (TrustedDocuments.documentStore).
  */
-export function persistedDocuments(trusted: TrustedDocuments | undefined, only: TrustedDocumentsOnly): RequestHandler {
-  return (req, _res, next) => {
-    const restricted = restrictedToTrusted(only, callerOf(req));
-    if (req.method === 'GET') {
-      const url = new URL(req.url, 'http://gateway');
-      const decision = decideDocument(getParams(url.searchParams), trusted, restricted);
-      if (decision.kind === 'trusted') {
-        replaceGetDocument(url.searchParams, decision.document.source);
-        // Apollo's Express integration reads the query string from req.url.
-        req.url = url.pathname + url.search;
-      }
-    } else if (isObject(req.body)) {
-      const decision = decideDocument(postParams(req.body), trusted, restricted);
-      if (decision.kind === 'trusted') req.body = replacePostDocument(req.body, decision.document.source);
-    }
-    next();
-  };
+export function resolvePostDocument(body: Record<string, unknown>, trusted: TrustedDocuments | undefined, restricted: boolean): Record<string, unknown> {
+  const decision = decideDocument(postParams(body), trusted, restricted);
+  return decision.kind === 'trusted' ? replacePostDocument(body, decision.document.source) : body;
+}
+
+/** The same for a GET's query string (`search`, with or without its `?`): the search Apollo is to read. */
+export function resolveGetDocument(search: string, trusted: TrustedDocuments | undefined, restricted: boolean): string {
+  const params = new URLSearchParams(search);
+  const decision = decideDocument(getParams(params), trusted, restricted);
+  if (decision.kind !== 'trusted') return search;
+  replaceGetDocument(params, decision.document.source);
+  return `?${params.toString()}`;
 }
 
 function getParams(search: URLSearchParams): DocumentParams {
@@ -121,7 +114,7 @@ function parseJson(text: string | null): unknown {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

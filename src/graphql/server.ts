@@ -7,7 +7,7 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema, ValidationRule } from 'graphql';
 import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
@@ -16,7 +16,6 @@ import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
-import { repeatedSelectionsPlugin } from './repeated-selections.plugin';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
@@ -34,8 +33,13 @@ export const EXAMPLE_OPERATION = `query FirstPets {
 export interface PersistedDocumentStores {
   /** Automatic persisted queries: Redis, shared by instances (apq-cache.ts). */
   apqCache?: KeyValueCache<string>;
-  /** Parsed and validated documents, trusted ones pinned (TrustedDocuments.documentStore). */
+  /** Parsed and validated documents: prepared and trusted ones pinned (PreparedDocuments.store). */
   documentStore?: KeyValueCache<DocumentNode>;
+}
+
+/** Validation rules beside graphql-js's own: the ones a document prepared outside Apollo is held to as well. */
+export function extraValidationRules(config: Pick<Config, 'introspection'>): ValidationRule[] {
+  return config.introspection ? [] : [noIntrospection];
 }
 
 export async function startGraphQLServer(
@@ -51,7 +55,7 @@ export async function startGraphQLServer(
     ...(documentStore ? { documentStore } : {}),
     // Apollo's rule would name its own option; ours names GRAPHQL_INTROSPECTION.
     introspection: true,
-    validationRules: config.introspection ? [] : [noIntrospection],
+    validationRules: extraValidationRules(config),
     hideSchemaDetailsFromClientErrors: !config.introspection,
     allowBatchedHttpRequests: false,
     // A request carrying X-API-Key cannot be a simple cross-site form post.
@@ -68,7 +72,6 @@ export async function startGraphQLServer(
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
-      repeatedSelectionsPlugin(),
       subscriptionRefusalPlugin(),
       queryLimitsPlugin(schema, config.maxQueryCost),
       textInputPlugin(),

@@ -29,12 +29,12 @@ import { type Context, type Services, createContext, createLoaders } from '../co
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { identityOf } from '../limits/identity';
-import { refusal } from '../limits/limit.middleware';
+import { refusal } from '../limits/admit';
 import { openFileLimit, socketCeiling } from '../limits/open-file-limit';
 import { SocketAdmission, type SocketRefusal, type SocketTicket } from '../limits/socket-admission';
 import { createErrorFormatter } from './format-error';
 import { endWithError } from '../http/http-server';
-import { MAX_BODY_BYTES } from './graphql.route';
+import { MAX_BODY_BYTES } from '../common/bounds';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
 import { conditionalRootField } from './subscription-root';

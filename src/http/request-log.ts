@@ -1,48 +1,49 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
-import '../auth/request';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger';
-import type { Metrics } from '../ops/metrics';
-import { operationOf, surfaceOf } from './operation-name';
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Echoed as X-Request-Id and written on every log line of this request. */
-    requestId?: string;
-  }
-}
+import type { Metrics, Surface } from '../ops/metrics';
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** What the log line and the request metrics say of one request; the steps that know fill it in. */
+export interface RequestState {
+  readonly requestId: string;
+  /** The API key's id, once the caller is known. */
+  keyId?: string;
+  /** The surface and operation of the metrics: `none` until a surface takes the request. */
+  surface: Surface;
+  operation: string;
+}
+
 /**
- * Gives the request an id (the caller's X-Request-Id when it is sane, else a new UUID), echoes
- * it, and when the response is sent writes one log line and the request metrics.
+ * The first step of every request: gives it an id (the caller's X-Request-Id when it is sane,
+ * else a new UUID), echoes it, and when the response is sent writes one log line and the
+ * request metrics.
  */
-export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
-    const incoming = req.get('x-request-id');
-    const requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.requestId = requestId;
-    res.set('X-Request-Id', requestId);
+export function requestLog(logger: Logger, metrics: Metrics) {
+  return (req: IncomingMessage, res: ServerResponse, path: string): RequestState => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const state: RequestState = { requestId, surface: 'none', operation: 'none' };
+    res.setHeader('X-Request-Id', state.requestId);
     const started = process.hrtime.bigint();
-    res.on('finish', () => {
+    res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const surface = surfaceOf(req);
-      const operation = operationOf(req, surface);
+      const { surface, operation } = state;
       metrics.observeRequest(surface, operation, res.statusCode, seconds);
       const line = {
-        requestId,
+        requestId: state.requestId,
         method: req.method,
-        path: req.originalUrl.split('?', 1)[0].slice(0, 200),
+        path: path.slice(0, 200),
         surface,
         operation,
         status: res.statusCode,
         durationMs: Math.round(seconds * 10_000) / 10,
-        keyId: req.caller?.kind === 'key' ? req.caller.key.id : undefined,
+        keyId: state.keyId,
       };
       if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger.info(line, 'request');
     });
-    next();
+    return state;
   };
 }

@@ -32,7 +32,7 @@ export class InFlight {
    * the queue was full or the wait ran out. A free slot is taken before anything awaits.
    */
   enter(identity: string, admission: Admission): Promise<boolean> {
-    if (this.taken.enter(identity, admission.max)) return Promise.resolve(true);
+    if (this.tryEnter(identity, admission.max)) return Promise.resolve(true);
     const queue = this.waiting.get(identity) ?? [];
     if (queue.length >= admission.queue) return Promise.resolve(false);
     this.waiting.set(identity, queue);
@@ -48,6 +48,11 @@ export class InFlight {
       }, admission.waitMs);
       queue.push(waiter);
     });
+  }
+
+  /** Takes a free slot at once, if there is one; true when taken. */
+  tryEnter(identity: string, max: number): boolean {
+    return this.taken.enter(identity, max);
   }
 
   /** Gives the slot to the longest waiter, or frees it. */

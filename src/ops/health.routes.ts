@@ -1,4 +1,3 @@
-import { Router } from 'express';
 import { withTimeout } from '../common/timeout';
 import { ApiError } from '../errors';
 import type { DataSource } from 'typeorm';
@@ -14,6 +13,9 @@ export interface HealthDeps {
   limiterStatus: () => 'ok' | 'degraded' | 'not configured';
 }
 
+/** What an operations route answers: JSON, or text of its own content type. */
+export type OpsAnswer = { status: number; json: unknown } | { status: number; text: string; type: string };
+
 async function databaseState(dataSource: DataSource): Promise<{ database: 'ok' | 'down'; migrations: 'ok' | 'pending' | 'unknown' }> {
   try {
     const [{ applied }] = await withTimeout(
@@ -27,24 +29,33 @@ async function databaseState(dataSource: DataSource): Promise<{ database: 'ok' |
   }
 }
 
-/** Liveness, readiness and metrics: outside the limiter, never rate limited. */
-export function healthRoutes({ dataSource, metrics, limiterStatus }: HealthDeps): Router {
-  return Router()
-    .get('/healthz', (_req, res) => {
-      res.json({ status: 'ok' });
-    })
-    .get('/readyz', async (_req, res) => {
+const OPS_PATH = /^\/(healthz|readyz|metrics)\/?$/i;
+
+/**
+ * Liveness, readiness and metrics: outside the limiter, never rate limited. `match` gives the
+ * canonical path of an operations route (the metrics label), or undefined.
+ */
+export function healthRoutes({ dataSource, metrics, limiterStatus }: HealthDeps) {
+  const answers: Record<string, () => Promise<OpsAnswer> | OpsAnswer> = {
+    '/healthz': () => ({ status: 200, json: { status: 'ok' } }),
+    '/readyz': async () => {
       const state = await databaseState(dataSource);
       // Redis away is a degradation (limits fall back to per instance), not unreadiness.
       const ready = state.database === 'ok' && state.migrations === 'ok';
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', ...state, redis: limiterStatus() });
-    })
-    .get('/metrics', async (_req, res) => {
-      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-    })
-    .all(['/healthz', '/readyz', '/metrics'], (req) => {
-      throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported on ${req.path}; use GET or HEAD`, {
-        Allow: 'GET, HEAD',
-      });
-    });
+      return { status: ready ? 200 : 503, json: { status: ready ? 'ready' : 'unavailable', ...state, redis: limiterStatus() } };
+    },
+    '/metrics': async () => ({ status: 200, text: await metrics.registry.metrics(), type: metrics.registry.contentType }),
+  };
+  return {
+    match(path: string): string | undefined {
+      const name = OPS_PATH.exec(path)?.[1];
+      return name === undefined ? undefined : `/${name.toLowerCase()}`;
+    },
+    answer(route: string, method: string, path: string): Promise<OpsAnswer> | OpsAnswer {
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path}; use GET or HEAD`, { Allow: 'GET, HEAD' });
+      }
+      return answers[route]();
+    },
+  };
 }

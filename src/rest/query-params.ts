@@ -1,23 +1,23 @@
-import type { Request } from 'express';
+import type { ParsedUrlQuery } from 'node:querystring';
 import { toId } from '../common/id.scalar';
 import { badInput } from '../errors';
 
 /** One value of a query parameter; a repeated parameter is ambiguous, hence refused. */
-function single(req: Request, name: string): string | undefined {
-  const value = req.query[name];
+function single(query: ParsedUrlQuery, name: string): string | undefined {
+  const value = query[name];
   if (value === undefined || typeof value === 'string') return value;
   throw badInput(`${name}: expected a single value`);
 }
 
-export function booleanParam(req: Request, name: string): boolean | undefined {
-  const raw = single(req, name);
+export function booleanParam(query: ParsedUrlQuery, name: string): boolean | undefined {
+  const raw = single(query, name);
   if (raw === undefined) return undefined;
   if (raw === 'true' || raw === 'false') return raw === 'true';
   throw badInput(`${name}: expected true or false, got ${JSON.stringify(raw.slice(0, 40))}`);
 }
 
-export function integerParam(req: Request, name: string, { min, max, fallback }: { min: number; max: number; fallback: number }): number {
-  const raw = single(req, name);
+export function integerParam(query: ParsedUrlQuery, name: string, { min, max, fallback }: { min: number; max: number; fallback: number }): number {
+  const raw = single(query, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!/^\d{1,10}$/.test(raw) || value < min || value > max) {
@@ -26,8 +26,8 @@ export function integerParam(req: Request, name: string, { min, max, fallback }:
   return value;
 }
 
-export function idParam(req: Request, name: string): string | undefined {
-  const raw = single(req, name);
+export function idParam(query: ParsedUrlQuery, name: string): string | undefined {
+  const raw = single(query, name);
   if (raw === undefined) return undefined;
   const id = toId(raw);
   if (id === undefined) {

@@ -1,65 +1,120 @@
-import { type RequestHandler, Router } from 'express';
-import { callerOf } from '../auth/request';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { Caller } from '../auth/caller';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REST_OFFSET } from '../common/bounds';
 import { parseId } from '../common/id.scalar';
 import type { Config } from '../config';
-import { servicesOf } from '../context';
+import type { Services } from '../context';
 import { ApiError, notFound } from '../errors';
+import { preferredType } from '../http/accept';
+import { setHeaders, writeJson } from '../http/respond';
 import { orderScopeOf } from '../store/order-scope';
-import { PETS_DEPRECATED_AT, deprecated } from './deprecation';
+import { PETS_DEPRECATED_AT, deprecation } from './deprecation';
 import { buildOpenApiDocument } from './openapi';
 import { booleanParam, idParam, integerParam } from './query-params';
 import { restOrder, restPet } from './serialize';
 
-/** REST answers JSON only. */
-const acceptsJson: RequestHandler = (req, _res, next) => {
-  if (!req.accepts('application/json')) throw new ApiError('NOT_ACCEPTABLE', 'Accept must allow application/json');
-  next();
-};
+/** What a route needs of its request: who sent it and the services as this request uses them. */
+export interface RestRequest {
+  caller: Caller;
+  services: Services;
+}
 
-/** A known path asked with a method it does not serve. */
-const methodNotAllowed =
-  (allow: string): RequestHandler =>
-  (req) => {
-    throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported on ${req.path}; use ${allow}`, { Allow: allow });
-  };
+interface RestCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The query string with its `?`, or empty. */
+  search: string;
+  request: RestRequest;
+}
+
+interface Route {
+  /** Matches the path; its one group is the path parameter. */
+  path: RegExp;
+  /** The operation of the metrics (operation-name labels). */
+  operation: string;
+  get(call: RestCall, param: string | undefined): Promise<void> | void;
+}
+
+/** A matched route: its metrics label, and how to serve the request. */
+export interface RestRoute {
+  operation: string;
+  serve(call: RestCall): Promise<void> | void;
+}
+
+/** REST answers JSON only. */
+function requireJson(req: IncomingMessage): void {
+  if (!preferredType(req.headers.accept ?? '*/*', ['application/json'])) throw new ApiError('NOT_ACCEPTABLE', 'Accept must allow application/json');
+}
+
+/** A path parameter as sent, percent-decoded; one that does not decode is a malformed request. */
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiError('BAD_REQUEST', 'The request is malformed');
+  }
+}
 
 /**
- * The legacy REST surface: thin adapters over the services the resolvers call, answering every
- * error with the Error object.
+ * The legacy REST surface: thin adapters over the services the resolvers call. Paths match as
+ * Express matched them (any case, an optional trailing slash); GET serves HEAD; any other method
+ * is 405 with Allow. `match` answers undefined for a path that is not a route.
  */
-export function restRoutes(config: Pick<Config, 'petsSunset'>): Router {
+export function restRoutes(config: Pick<Config, 'petsSunset'>): { match(path: string, method: string): RestRoute | undefined } {
   const openApi = buildOpenApiDocument(config);
-  const router = Router();
-
-  router
-    .route('/pets/:petId')
-    .get(acceptsJson, deprecated('GET /pets/{petId}', PETS_DEPRECATED_AT, config.petsSunset), async (req, res) => {
-      const id = parseId(req.params.petId, 'petId');
-      const [pet] = await servicesOf(req).pets.findByIds([id]);
-      if (!pet) throw notFound(`Pet ${id}`);
-      res.json(restPet(pet));
-    })
-    .all(methodNotAllowed('GET, HEAD'));
-
-  router
-    .route('/store/orders')
-    .get(acceptsJson, async (req, res) => {
-      const scope = orderScopeOf(callerOf(req));
-      const filter = { complete: booleanParam(req, 'complete'), petId: idParam(req, 'petId') };
-      const limit = integerParam(req, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
-      const offset = integerParam(req, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
-      const { orders, total } = await servicesOf(req).orders.slice(scope, filter, { limit, offset });
-      res.set('X-Total-Count', String(total)).json(orders.map(restOrder));
-    })
-    .all(methodNotAllowed('GET, HEAD'));
-
-  router
-    .route('/openapi.json')
-    .get((_req, res) => {
-      res.json(openApi);
-    })
-    .all(methodNotAllowed('GET, HEAD'));
-
-  return router;
+  const pets = deprecation('GET /pets/{petId}', PETS_DEPRECATED_AT, config.petsSunset);
+  const routes: Route[] = [
+    {
+      path: /^\/pets\/([^/]+)\/?$/i,
+      operation: 'GET /pets/{petId}',
+      async get({ req, res, request }, raw) {
+        requireJson(req);
+        setHeaders(res, pets.headers);
+        pets.check();
+        const id = parseId(decodeParam(raw ?? ''), 'petId');
+        const [pet] = await request.services.pets.findByIds([id]);
+        if (!pet) throw notFound(`Pet ${id}`);
+        writeJson(res, 200, restPet(pet));
+      },
+    },
+    {
+      path: /^\/store\/orders\/?$/i,
+      operation: 'GET /store/orders',
+      async get({ req, res, search, request }) {
+        requireJson(req);
+        const query = parseQuery(search.slice(1));
+        const scope = orderScopeOf(request.caller);
+        const filter = { complete: booleanParam(query, 'complete'), petId: idParam(query, 'petId') };
+        const limit = integerParam(query, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
+        const offset = integerParam(query, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
+        const { orders, total } = await request.services.orders.slice(scope, filter, { limit, offset });
+        res.setHeader('X-Total-Count', String(total));
+        writeJson(res, 200, orders.map(restOrder));
+      },
+    },
+    {
+      path: /^\/openapi\.json\/?$/i,
+      operation: 'GET /openapi.json',
+      get({ res }) {
+        writeJson(res, 200, openApi);
+      },
+    },
+  ];
+  return {
+    match(path, method) {
+      for (const route of routes) {
+        const matched = route.path.exec(path);
+        if (!matched) continue;
+        if (method === 'GET' || method === 'HEAD') return { operation: route.operation, serve: (call) => route.get(call, matched[1]) };
+        return {
+          operation: 'other',
+          serve() {
+            throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path}; use GET, HEAD`, { Allow: 'GET, HEAD' });
+          },
+        };
+      }
+      return undefined;
+    },
+  };
 }

@@ -3,7 +3,7 @@ import { buildSchema } from 'graphql';
 import pino from 'pino';
 import request from 'supertest';
 import { MAX_NESTING, nestsDeeperThan } from '../../src/graphql/nesting-limit';
-import { withoutRepeatedSelections } from '../../src/graphql/repeated-selections.plugin';
+import { withoutRepeatedSelections } from '../../src/graphql/prepared-documents';
 import { startGraphQLServer } from '../../src/graphql/server';
 import { parse, print } from 'graphql';
 import { startTestApp, type TestApp } from '../helpers/app';

@@ -89,7 +89,7 @@ describe('slow clients', () => {
   let server: Server;
   let url: string;
   beforeAll(async () => {
-    server = createHttpServer(t.app.express, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+    server = createHttpServer(t.app.listener, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

@@ -1,0 +1,110 @@
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import type { QuotedCaller } from './identity';
+import { type Admission, InFlight } from './in-flight';
+import type { Decision, RateLimiter, Refusal } from './limiter';
+import type { Quota } from './quota';
+
+/** Where refusals are counted (the gateway's metrics). */
+export interface RefusalObserver {
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void;
+}
+
+/** Where refusals and waits for an in-flight slot are counted. */
+export interface AdmissionObserver extends RefusalObserver {
+  observeAdmissionWait(): void;
+}
+
+/**
+ * What the admission step decided about one request. `decision` is the limiter's word (for the
+ * rate-limit headers and the `rateLimit` query); `refusal` the error to answer with; `holdsSlot`
+ * that the request took an in-flight slot, to give back with `Admitter.leave` when it ends.
+ */
+export interface Admitted {
+  decision?: Decision;
+  refusal?: ApiError;
+  holdsSlot: boolean;
+}
+
+const UNLIMITED: Admitted = Object.freeze({ holdsSlot: false });
+
+export interface AdmitterOptions<C extends QuotedCaller> {
+  limiter: RateLimiter;
+  metrics: AdmissionObserver;
+  logger: Logger;
+  /** The plans' word on how much a caller may send. */
+  quotaOf: (caller: C) => Quota;
+  /** Requests in flight per identity; absent, unbounded. */
+  admissionOf?: (caller: C) => Admission;
+  banPauseMs?: number;
+  /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
+  limiting?: boolean;
+}
+
+/**
+ * Admits requests of any transport (docs/contract.md §5). Each request counts once against its
+ * identity's windows. Past the identity's requests in flight on this instance, a request waits
+ * for a slot; when the wait runs out it is refused 429 RATE_LIMITED with Retry-After 1, counting
+ * nothing and never toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or
+ * CLIENT_BANNED, answered after `banPauseMs`, so that a client that ignores Retry-After cannot
+ * turn cheap refusals into load (its paused requests hold their in-flight slots).
+ */
+export class Admitter<C extends QuotedCaller = QuotedCaller> {
+  private readonly inFlight: InFlight;
+
+  constructor(private readonly options: AdmitterOptions<C>) {
+    this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
+  }
+
+  /** Never rejects for a refusal: the answer says what to send. */
+  async admit(caller: C, identity: string): Promise<Admitted> {
+    const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
+    if (!limiting) return UNLIMITED;
+    const quota = this.options.quotaOf(caller);
+    let holdsSlot = false;
+    if (admissionOf) {
+      const admission = admissionOf(caller);
+      if (!this.inFlight.tryEnter(identity, admission.max) && !(await this.inFlight.enter(identity, admission))) {
+        const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
+        const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: 1 };
+        this.options.metrics.observeRefusal('in-flight', false);
+        const message = `Too many requests in flight: at most ${admission.max} at once, and none finished in time; retry in 1 s`;
+        return { decision, refusal: new ApiError('RATE_LIMITED', message), holdsSlot: false };
+      }
+      holdsSlot = true;
+    }
+    const decision = await limiter.check(identity, quota);
+    if (decision.kind === 'allowed') return { decision, holdsSlot };
+    if (decision.kind === 'banned' && banPauseMs > 0) await new Promise((resolve) => setTimeout(resolve, banPauseMs));
+    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger), holdsSlot };
+  }
+
+  /** The request that held a slot has ended. */
+  leave(identity: string): void {
+    this.inFlight.leave(identity);
+  }
+}
+
+/**
+ * What a refused request gets, over any transport: the refusal counted, a ban's start logged,
+ * and the error that names it. `reason` says which limit refused a RATE_LIMITED request: the
+ * window that is full, unless told otherwise.
+ */
+export function refusal(
+  decision: Refusal,
+  caller: QuotedCaller,
+  identity: string,
+  metrics: RefusalObserver,
+  logger: Logger,
+  reason = decision.kind === 'limited' ? `Rate limit exceeded: ${decision.reported.limit} requests per ${decision.reported.name}` : '',
+): ApiError {
+  metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
+  if (decision.kind === 'limited') {
+    return new ApiError('RATE_LIMITED', `${reason}; retry in ${decision.retryAfterSeconds} s`);
+  }
+  if (decision.banStarted) logger.warn({ identity, bannedUntil: new Date(decision.bannedUntil) }, 'ban started');
+  const until = new Date(decision.bannedUntil).toISOString();
+  return caller.kind === 'key'
+    ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${until}`)
+    : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${until}`);
+}

@@ -1,0 +1,15 @@
+import type { Caller } from '../auth/caller';
+import type { Services } from '../context';
+import type { Decision } from '../limits/limiter';
+
+/**
+ * A request that passed identification and admission, as every surface's last step receives it:
+ * who sent it, the limiter's decision on it, and its own services (statements counted).
+ */
+export interface AdmittedRequest {
+  readonly requestId: string;
+  readonly caller: Caller;
+  readonly identity: string;
+  readonly decision?: Decision;
+  readonly services: Services;
+}

@@ -1,0 +1,110 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Caller } from '../auth/caller';
+import type { Identified } from '../auth/identify-caller';
+import { type CorsPolicy, cors } from '../http/cors';
+import { failureOf } from '../http/failure';
+import { malformedHttp } from '../http/malformed-http';
+import { type RequestState, requestLog } from '../http/request-log';
+import { writeError, writeJson, writeRateLimitHeaders, writeText } from '../http/respond';
+import type { Admitter } from '../limits/admit';
+import type { Logger } from '../logger';
+import type { healthRoutes } from '../ops/health.routes';
+import type { Metrics } from '../ops/metrics';
+import type { restRoutes } from '../rest/rest.routes';
+import type { AdmittedRequest } from './admitted-request';
+import type { graphqlOverHttp } from './graphql-http';
+import type { RequestServices } from './request-services';
+
+export interface HttpPipeline {
+  logger: Logger;
+  metrics: Metrics;
+  cors: CorsPolicy;
+  identify: (req: IncomingMessage) => Identified | Promise<Identified>;
+  admitter: Admitter<Caller>;
+  requestServices: RequestServices;
+  ops: ReturnType<typeof healthRoutes>;
+  graphql: ReturnType<typeof graphqlOverHttp>;
+  rest: ReturnType<typeof restRoutes>;
+}
+
+/**
+ * The gateway's one request listener, on node:http. Every request: the request log, then the
+ * operations routes (outside CORS and the limiter), CORS (answering preflights), then the
+ * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
+ * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
+ * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike.
+ */
+export function httpPipeline(p: HttpPipeline): RequestListener {
+  const log = requestLog(p.logger, p.metrics);
+  const answerCors = cors(p.cors);
+  const fail = (res: ServerResponse, error: unknown, graphql: boolean) => {
+    if (res.headersSent) {
+      p.logger.error({ err: error }, 'error after the response had started');
+      res.destroy();
+      return;
+    }
+    const { body, headers } = failureOf(error, p.logger);
+    writeError(res, body, graphql, headers);
+  };
+
+  const serveOps = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
+    try {
+      const answer = await p.ops.answer(route, req.method ?? 'GET', path);
+      if ('json' in answer) writeJson(res, answer.status, answer.json);
+      else writeText(res, answer.status, answer.type, answer.text);
+    } catch (error) {
+      fail(res, error, false);
+    }
+  };
+
+  const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<AdmittedRequest> => {
+    const pending = p.identify(req);
+    const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
+    if (caller.kind === 'key') state.keyId = caller.key.id;
+    const admitted = await p.admitter.admit(caller, identity);
+    if (admitted.holdsSlot) res.once('close', () => p.admitter.leave(identity));
+    if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
+    if (admitted.refusal) throw admitted.refusal;
+    const malformed = malformedHttp(req);
+    if (malformed) throw malformed;
+    if (unverified) throw unverified;
+    const { requestId } = state;
+    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId) };
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const search = queryAt < 0 ? '' : url.slice(queryAt);
+    const state = log(req, res, path);
+    const ops = p.ops.match(path);
+    if (ops !== undefined) {
+      state.surface = 'ops';
+      state.operation = ops;
+      return serveOps(req, res, ops, path);
+    }
+    if (answerCors(req, res)) return;
+    const graphql = path === '/graphql' || path === '/graphql/';
+    if (graphql) {
+      state.surface = 'graphql';
+      state.operation = 'anonymous';
+    }
+    try {
+      const request = await admit(req, res, state);
+      if (graphql) return await p.graphql(req, res, search, request, state);
+      const method = req.method ?? 'GET';
+      const route = p.rest.match(path, method);
+      if (!route) {
+        writeError(res, { code: 'NOT_FOUND', message: `No resource at ${method} ${path.slice(0, 200)}`, status: 404 }, false);
+        return;
+      }
+      state.surface = 'rest';
+      state.operation = route.operation;
+      await route.serve({ req, res, search, request });
+    } catch (error) {
+      fail(res, error, graphql);
+    }
+  };
+  return (req, res) => void serve(req, res);
+}

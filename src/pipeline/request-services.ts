@@ -1,0 +1,39 @@
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../auth/caller';
+import { databaseTimeOfCaller, statementsAtOnceOfCaller } from '../auth/plans';
+import type { Config } from '../config';
+import { type Services, servicesOver } from '../context';
+import { DatabaseTime } from '../db/database-time';
+import { budgetedView, IdentitySlots, StatementBudget } from '../db/statement-budget';
+import type { Logger } from '../logger';
+
+/** One request's services, given who sent it. */
+export type RequestServices = (caller: Caller, identity: string, requestId: string) => Services;
+
+/**
+ * Each request gets its own view of the services over a view of the data source whose every pool
+ * checkout takes from the request's budget: its statements counted, each identity's run a few at
+ * a time, within its database time a minute (docs/contract.md §5). The budget is handed down this
+ * way, not through async context, which on Node 20 would slow every promise of the process.
+ */
+export function requestServicesOver(
+  dataSource: DataSource,
+  services: Services,
+  config: Pick<Config, 'databaseStatementTimeoutMs'>,
+  logger: Logger,
+): { requestServices: RequestServices; databaseTime: DatabaseTime } {
+  const statementSlots = new IdentitySlots();
+  const databaseTime = new DatabaseTime();
+  const requestServices: RequestServices = (caller, identity, requestId) => {
+    const size = statementsAtOnceOfCaller(caller);
+    const budget = new StatementBudget({
+      slots: () => statementSlots.of(identity, size),
+      waitMs: config.databaseStatementTimeoutMs,
+      time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
+      // A client's own backlog: a warning, not an error of the gateway's.
+      onRefusal: (refusal) => logger.warn({ requestId, reason: refusal.message }, 'request refused: over its database allowance'),
+    });
+    return servicesOver(services, budgetedView(dataSource, budget));
+  };
+  return { requestServices, databaseTime };
+}
