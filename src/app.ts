@@ -3,7 +3,7 @@ import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
-import { callerIdentifier } from './auth/identify-caller';
+import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
 import { admissionOfCaller, quotaOfCaller } from './auth/plans';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
@@ -112,7 +112,6 @@ export async function createApp(
     ? await listenOnEmbeddedSession(dataSource, onChange)
     : await listenForChanges((dataSource.options as { url: string }).url, onChange, logger);
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, limiting });
   const admitter = new Admitter<Caller>({
     limiter,
     metrics,
@@ -123,13 +122,14 @@ export async function createApp(
     limiting,
   });
   const { requestServices, databaseTime } = requestServicesOver(dataSource, services, config, logger);
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify: keyIdentifier(services.apiKeys), admitter });
 
   return {
     listener: httpPipeline({
       logger,
       metrics,
       cors: { origins: allowedOrigins, allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAgeSeconds: 600 },
-      identify: callerIdentifier(services.apiKeys, config.trustProxy),
+      identify: requestIdentifier(services.apiKeys, config.trustProxy),
       admitter,
       requestServices,
       ops: healthRoutes({

@@ -19,29 +19,49 @@ export interface Identified {
 }
 
 /**
- * The first step of every request: resolves X-API-Key to a caller. An unknown or revoked key is
- * not treated as anonymous: the request is counted against its client address, then refused
- * (docs/contract.md §4, §5). A request whose key cannot be checked at all is counted too, then
- * fails as the check did (503 when the database is down), still with its rate-limit headers.
- * Without a key the answer comes at once, with no promise to wait for.
+ * The first step of every request and connection: resolves the API keys it presents to a caller.
+ * Every key presented (a socket may send one in its payload and one in its upgrade header) must
+ * be a string naming a valid key, the first being the caller's. An unknown or revoked key is not
+ * treated as anonymous: the request is counted against its client address, then refused
+ * (docs/contract.md §4, §5). A request whose key cannot be checked at all is counted against the
+ * key it claims, then fails as the check did (503 when the database is down). Without a key the
+ * answer comes at once, with no promise to wait for.
  */
-export function callerIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
-  return (request: IncomingMessage): Identified | Promise<Identified> => {
-    const address = clientAddress(request, trustProxy);
+export function keyIdentifier(apiKeys: ApiKeyService) {
+  return (address: string, presented: readonly unknown[]): Identified | Promise<Identified> => {
     const anonymous: Caller = { kind: 'anonymous', address };
-    const header = request.headers['x-api-key'];
-    if (header === undefined) return { caller: anonymous, identity: identityOf(anonymous) };
-    const raw = (Array.isArray(header) ? header.join(', ') : header).trim();
-    return apiKeys.authenticate(raw).then(
-      (key): Identified => {
-        if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
-        const caller: Caller = { kind: 'key', address, key };
-        return { caller, identity: identityOf(caller) };
-      },
+    if (presented.length === 0) return { caller: anonymous, identity: identityOf(anonymous) };
+    if (presented.some((value) => typeof value !== 'string')) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
+    return authenticateAll(apiKeys, address, (presented as string[]).map((value) => value.trim()));
+  };
+}
+
+async function authenticateAll(apiKeys: ApiKeyService, address: string, rawKeys: string[]): Promise<Identified> {
+  const anonymous: Caller = { kind: 'anonymous', address };
+  let caller: Caller | undefined;
+  for (const raw of rawKeys) {
+    let key;
+    try {
+      key = await apiKeys.authenticate(raw);
+    } catch (error) {
       // Counted against the key it claims (by hash, on the FREE quota), not against its address:
       // an outage must not use up, or ban, everyone else behind that address.
-      (error: unknown): Identified => ({ caller: anonymous, identity: `unverified:${hashApiKey(raw).slice(0, 32)}`, unverified: error }),
-    );
+      return { caller: anonymous, identity: `unverified:${hashApiKey(raw).slice(0, 32)}`, unverified: error };
+    }
+    if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
+    caller ??= { kind: 'key', address, key };
+  }
+  const identified = caller ?? anonymous;
+  return { caller: identified, identity: identityOf(identified) };
+}
+
+/** An HTTP request's caller, from its X-API-Key header and client address. */
+export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
+  const identify = keyIdentifier(apiKeys);
+  const none: readonly unknown[] = [];
+  return (request: IncomingMessage): Identified | Promise<Identified> => {
+    const header = request.headers['x-api-key'];
+    return identify(clientAddress(request, trustProxy), header === undefined ? none : [header]);
   };
 }
 

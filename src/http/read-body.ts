@@ -60,7 +60,7 @@ const PARSE_FAILED = 'The request body is not valid JSON';
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return {};
   const text = body.toString('utf8');
-  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  const first = /^[ \t\n\r]*(.)/.exec(text)?.[1];
   if (first !== '{' && first !== '[') throw new ApiError('BAD_REQUEST', PARSE_FAILED);
   try {
     return JSON.parse(text) as unknown;

@@ -79,6 +79,22 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger), holdsSlot };
   }
 
+  /**
+   * Counts one request of a long-lived connection (a subscribe on a socket) against the windows:
+   * no in-flight slot, which the connection's own bounds replace, and no pause.
+   */
+  async count(caller: C, identity: string): Promise<Admitted> {
+    if (this.options.limiting === false) return UNLIMITED;
+    const decision = await this.options.limiter.check(identity, this.options.quotaOf(caller));
+    if (decision.kind === 'allowed') return { decision, holdsSlot: false };
+    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger), holdsSlot: false };
+  }
+
+  /** When the identity's ban ends (epoch ms), or null: never banned while nothing is limited. */
+  async bannedUntil(identity: string): Promise<number | null> {
+    return this.options.limiting === false ? null : this.options.limiter.bannedUntil(identity);
+  }
+
   /** The request that held a slot has ended. */
   leave(identity: string): void {
     this.inFlight.leave(identity);

@@ -1,0 +1,49 @@
+import type { WebSocket } from 'ws';
+import type { Caller } from '../../auth/caller';
+import type { Identified } from '../../auth/identify-caller';
+import { ApiError } from '../../errors';
+import type { Admitter } from '../../limits/admit';
+
+interface OpenSocket {
+  caller: Caller;
+  identity: string;
+  rawKeys: string[];
+}
+
+export interface RecheckDeps {
+  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  admitter: Admitter<Caller>;
+  everyMs: number;
+  bannedCode: (caller: Caller) => string;
+  forbiddenClose: number;
+}
+
+/**
+ * A key revoked, or an identity banned on any surface, while its sockets are open: they are
+ * closed at the next check, every `everyMs`. One ban look-up per identity, however many sockets it
+ * holds; a key that cannot be checked now is left alone. Returns the timer, for shutdown.
+ */
+export function recheckKeys(sockets: ReadonlyMap<WebSocket, OpenSocket>, deps: RecheckDeps): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const byIdentity = new Map<string, [WebSocket, OpenSocket][]>();
+    for (const [socket, state] of sockets) {
+      for (const rawKey of state.rawKeys) {
+        Promise.resolve(deps.identify(state.caller.address, [rawKey])).then(
+          ({ unverified }) => unverified instanceof ApiError && unverified.code === 'INVALID_API_KEY' && socket.close(deps.forbiddenClose, 'INVALID_API_KEY'),
+          () => undefined,
+        );
+      }
+      const held = byIdentity.get(state.identity);
+      if (held) held.push([socket, state]);
+      else byIdentity.set(state.identity, [[socket, state]]);
+    }
+    for (const [identity, held] of byIdentity) {
+      deps.admitter.bannedUntil(identity).then(
+        (until) => until !== null && held.forEach(([socket, state]) => socket.close(deps.forbiddenClose, deps.bannedCode(state.caller))),
+        () => undefined,
+      );
+    }
+  }, deps.everyMs);
+  timer.unref();
+  return timer;
+}

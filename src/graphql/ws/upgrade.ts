@@ -1,0 +1,109 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { Caller } from '../../auth/caller';
+import { clientAddress, type Identified } from '../../auth/identify-caller';
+import { socketsOfCaller } from '../../auth/plans';
+import { ApiError } from '../../errors';
+import { endWithError } from '../../http/http-server';
+import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
+
+/** Time a client has to send `connection_init` before the socket is closed with 4408. */
+export const CONNECTION_INIT_TIMEOUT_MS = 3_000;
+
+/** Retry-After of a refused upgrade: a pending socket is settled within the init timeout. */
+const RETRY_AFTER_SECONDS: Record<SocketRefusal, number> = {
+  pending_per_address: Math.ceil(CONNECTION_INIT_TIMEOUT_MS / 1000),
+  open_per_identity: 5,
+  instance_ceiling: 5,
+};
+
+export interface UpgradeDeps {
+  wss: WebSocketServer;
+  admission: SocketAdmission;
+  /** Browser origins allowed to open a socket: those CORS allows (docs/contract.md §8). */
+  allowedOrigins: readonly string[];
+  trustProxy: boolean;
+  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  /** A socket turned away for a bound: counted and logged. */
+  noteRefusal: (reason: SocketRefusal, who: { address: string; identity?: string }) => void;
+}
+
+/**
+ * Serves upgrades of `/graphql` on `server` (docs/contract.md §9): the path must be `/graphql`
+ * and a browser's Origin one CORS allows, and the socket admission must have room (sockets of
+ * this address not yet initialised, open sockets of the identity named in the upgrade's header,
+ * open sockets of the instance); over a bound the upgrade is refused 429 before the handshake.
+ * Each upgraded socket's ticket is kept in `tickets` for its `connection_init`.
+ */
+export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMap<WebSocket, SocketTicket>): void {
+  const { wss } = deps;
+
+  const refuseUpgrade = (socket: Duplex, reason: SocketRefusal, who: { address: string; identity?: string }) => {
+    deps.noteRefusal(reason, who);
+    const retryAfter = RETRY_AFTER_SECONDS[reason];
+    const message = {
+      pending_per_address: `Too many WebSockets from this address have not sent connection_init; retry in ${retryAfter} s`,
+      open_per_identity: 'Too many WebSockets are open with this key; close one first',
+      instance_ceiling: `This instance holds as many WebSockets as it may; retry in ${retryAfter} s`,
+    }[reason];
+    endWithError(socket, new ApiError('RATE_LIMITED', message, { 'Retry-After': String(retryAfter) }));
+  };
+
+  /**
+   * A key in the upgrade header is counted against its identity's bound before the handshake; an
+   * invalid one, or one that cannot be checked now, is refused at connection_init as it would be
+   * without a bound. Undefined when admitted, else the identity that is full.
+   */
+  const claimByHeader = async (header: string, ticket: SocketTicket, address: string): Promise<string | undefined> => {
+    const { caller, identity, unverified } = await deps.identify(address, [header]);
+    if (unverified || caller.kind !== 'key') return undefined;
+    return ticket.claim(identity, socketsOfCaller(caller as Caller)) ? undefined : identity;
+  };
+
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, ticket: SocketTicket) => {
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      tickets.set(ws, ticket);
+      wss.emit('connection', ws, request);
+    });
+  };
+
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/graphql') return endWithError(socket, new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`));
+    const origin = request.headers.origin;
+    if (origin !== undefined && !deps.allowedOrigins.includes(origin) && !sameOrigin(origin, request.headers.host)) {
+      return endWithError(socket, new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`));
+    }
+    const address = clientAddress(request, deps.trustProxy);
+    const ticket = deps.admission.arrive(address);
+    if (typeof ticket === 'string') {
+      socket.on('error', () => socket.destroy());
+      return refuseUpgrade(socket, ticket, { address });
+    }
+    // However the connection ends (refused, closed, reset), its places are given back.
+    socket.once('close', () => ticket.leave());
+    const header = request.headers['x-api-key'];
+    if (typeof header !== 'string') return upgrade(request, socket, head, ticket);
+    // Node stops watching an upgraded socket for errors; a reset while the key is checked must not go unheard.
+    const dropOnError = () => socket.destroy();
+    socket.on('error', dropOnError);
+    void claimByHeader(header, ticket, address).then((full) => {
+      if (full !== undefined) return refuseUpgrade(socket, 'open_per_identity', { address, identity: full });
+      socket.off('error', dropOnError);
+      upgrade(request, socket, head, ticket);
+    });
+  });
+}
+
+/**
+ * A page the gateway itself serves (the local landing page, whose embedded Sandbox opens the
+ * socket from it) is same-origin, which CORS never restricts either.
+ */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
