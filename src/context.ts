@@ -77,7 +77,8 @@ export function createContext(caller: Caller, services: Services, quota?: Decisi
 /**
  * The loaders are made on first use: most requests resolve no relation through one. The getter
  * lives on the prototype because Apollo Server copies the context's own properties into a fresh
- * object for each operation, which would call an own getter at once.
+ * object of the same prototype for each operation, which would call an own getter at once
+ * (test/graphql/context.cases.ts pins that copy).
  */
 class RequestContext implements Context {
   private madeLoaders?: Loaders = undefined;

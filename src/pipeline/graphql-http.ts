@@ -88,7 +88,8 @@ export function graphqlOverHttp({ apollo, prepared, trusted }: GraphQLHttpDeps) 
       if (!prepare(res, query)) return;
       response = await execute();
     }
-    await writeApolloResponse(res, response);
+    if (response.body.kind === 'complete') writeComplete(res, response, response.body.string);
+    else await writeIncremental(res, response, response.body.asyncIterator);
   };
 
   /** Prepares the document for Apollo; false when it is invalid, and the errors are written. */
@@ -126,17 +127,24 @@ function operationLabel(operationName: unknown, query: unknown): string {
   return (typeof query === 'string' && NAMED_OPERATION.exec(query)?.[1]) || 'anonymous';
 }
 
-/** Apollo's answer as it gives it: status, headers, and the body whole or as it streams (incremental delivery). */
-async function writeApolloResponse(res: ServerResponse, response: HTTPGraphQLResponse): Promise<void> {
+/** Apollo's status and headers. */
+function writeHead(res: ServerResponse, response: HTTPGraphQLResponse): void {
   res.statusCode = response.status ?? 200;
   for (const [name, value] of response.headers) res.setHeader(name, value);
-  if (response.body.kind === 'complete') {
-    const type = response.headers.get('content-type');
-    if (type !== undefined && !type.includes('charset')) res.setHeader('content-type', `${type}; charset=utf-8`);
-    res.setHeader('content-length', Buffer.byteLength(response.body.string));
-    res.end(response.body.string);
-    return;
-  }
-  for await (const chunk of response.body.asyncIterator) res.write(chunk);
+}
+
+/** Apollo's whole answer; text without a charset (the Sandbox page) is said to be UTF-8. */
+function writeComplete(res: ServerResponse, response: HTTPGraphQLResponse, body: string): void {
+  writeHead(res, response);
+  const type = response.headers.get('content-type');
+  if (type !== undefined && !type.includes('charset')) res.setHeader('content-type', `${type}; charset=utf-8`);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/** Apollo's answer in parts as it streams them (incremental delivery, multipart/mixed). */
+async function writeIncremental(res: ServerResponse, response: HTTPGraphQLResponse, parts: AsyncIterableIterator<string>): Promise<void> {
+  writeHead(res, response);
+  for await (const part of parts) res.write(part);
   res.end();
 }

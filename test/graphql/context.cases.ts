@@ -14,3 +14,37 @@ describe('a request context', () => {
     expect(context.loaders).toBe(loaders);
   });
 });
+
+describe("Apollo Server's copy of the context (what the getter on the prototype relies on)", () => {
+  it('hands resolvers a copy with the context prototype and its own properties, never reading its getters', async () => {
+    const { ApolloServer, HeaderMap } = await import('@apollo/server');
+    const { buildSchema } = await import('graphql');
+    const seen: { copy: boolean; prototype: boolean; ownLoaders: boolean }[] = [];
+    const given = createContext({ kind: 'anonymous', address: '127.0.0.1' }, {} as Services);
+    const server = new ApolloServer<typeof given>({
+      schema: buildSchema('type Query { probe: Boolean }'),
+      rootValue: {
+        probe: (_args: unknown, context: typeof given) => {
+          seen.push({
+            copy: context !== given,
+            prototype: Object.getPrototypeOf(context) === Object.getPrototypeOf(given),
+            ownLoaders: Object.getOwnPropertyDescriptor(context, 'loaders') !== undefined,
+          });
+          return context.caller === given.caller && context.services === given.services;
+        },
+      },
+    });
+    await server.start();
+    try {
+      const response = await server.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: 'POST', headers: new HeaderMap([['content-type', 'application/json']]), search: '', body: { query: '{ probe }' } },
+        context: () => Promise.resolve(given),
+      });
+      expect(response.body.kind === 'complete' && JSON.parse(response.body.string)).toEqual({ data: { probe: true } });
+      // On an upgrade that stops copying (or copies getters' values), drop or move the getter (context.ts).
+      expect(seen).toEqual([{ copy: true, prototype: true, ownLoaders: false }]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
