@@ -31,7 +31,7 @@ interface RestCall {
 interface Route {
   /** Matches the path; its one group is the path parameter. */
   path: RegExp;
-  /** The operation of the metrics (operation-name labels). */
+  /** The operation label of the metrics and the log line. */
   operation: string;
   get(call: RestCall, param: string | undefined): Promise<void> | void;
 }
