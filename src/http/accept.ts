@@ -24,10 +24,10 @@ function parseAccept(header: string): Range[] {
 }
 
 /**
- * The candidate media type an Accept header prefers, as Negotiator (and so Express's
- * `req.accepts`) chooses: the most specific range matching each candidate gives its quality;
- * the highest quality wins, then the more specific match, then the earlier range, then the
- * earlier candidate. Undefined when the header accepts none of them.
+ * The candidate media type an Accept header prefers, as Negotiator (which Apollo Server uses)
+ * chooses: the most specific range matching each candidate gives its quality; the highest quality
+ * wins, then the more specific match, then the earlier range, then the earlier candidate.
+ * Undefined when the header accepts none of them.
  */
 export function preferredType(header: string, candidates: readonly string[]): string | undefined {
   const ranges = parseAccept(header);

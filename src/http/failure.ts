@@ -3,7 +3,7 @@ import { ApiError, type ErrorBody, type ErrorCode, INTERNAL_ERROR_BODY, SERVICE_
 import type { Logger } from '../logger';
 import { isDatabaseUnavailable } from '../sql/pg-errors';
 
-/** Refusals raised by Express and Node, by their HTTP status. */
+/** Client errors a library raises with an HTTP status, by that status. */
 const CLIENT_ERRORS: Partial<Record<number, { code: ErrorCode; message: string }>> = {
   400: { code: 'BAD_REQUEST', message: 'The request is malformed' },
   413: { code: 'PAYLOAD_TOO_LARGE', message: `The request body exceeds ${MAX_BODY_BYTES} bytes` },

@@ -18,7 +18,7 @@ export interface HttpServerTimeouts {
 }
 
 /**
- * The HTTP server around the app. Requests Node's parser refuses before Express sees them
+ * The HTTP server around the app. Requests Node's parser refuses before the pipeline sees them
  * (oversized headers, malformed request lines) still get the Error object. A missing Host and an
  * expectation other than 100-continue go to the app instead, which refuses them after counting
  * them, so that they carry rate-limit headers like any other refusal (malformed-http.ts).

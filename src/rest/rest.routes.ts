@@ -58,7 +58,7 @@ function decodeParam(raw: string): string {
 
 /**
  * The legacy REST surface: thin adapters over the services the resolvers call. Paths match as
- * Express matched them (any case, an optional trailing slash); GET serves HEAD; any other method
+ * they always have (any case, an optional trailing slash); GET serves HEAD; any other method
  * is 405 with Allow. `match` answers undefined for a path that is not a route.
  */
 export function restRoutes(config: Pick<Config, 'petsSunset'>): { match(path: string, method: string): RestRoute | undefined } {
