@@ -7,9 +7,9 @@ import { callerOf } from './auth/request';
 import type { Caller } from './auth/caller';
 import { admissionOfCaller, databaseTimeOfCaller, quotaOfCaller, statementsAtOnceOfCaller } from './auth/plans';
 import type { Config } from './config';
-import { createServices, type Services, servicesOver } from './context';
+import { createServices, requestServices, type Services } from './context';
 import { DatabaseTime } from './db/database-time';
-import { budgetedView, IdentitySlots, StatementBudget } from './db/statement-budget';
+import { IdentitySlots, StatementBudget } from './db/statement-budget';
 import { RedisKeyValueCache } from './graphql/apq-cache';
 import { graphqlRoute } from './graphql/graphql.route';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
@@ -152,7 +152,7 @@ export async function createApp(
       // A client's own backlog: a warning, not an error of the gateway's.
       onRefusal: (refusal) => logger.warn({ requestId: req.requestId, reason: refusal.message }, 'request refused: over its database allowance'),
     });
-    req.services = servicesOver(services, budgetedView(dataSource, budget));
+    req.services = requestServices(services, budget);
     next();
   });
   app.use('/graphql', graphqlRoute(apollo, { documents: trustedDocuments, only: config.trustedDocumentsOnly }));
