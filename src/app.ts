@@ -121,7 +121,7 @@ export async function createApp(
     banPauseMs: config.banPauseMs,
     limiting,
   });
-  const { requestServices, databaseTime } = requestServicesOver(dataSource, services, config, logger);
+  const { requestServices, databaseTime } = requestServicesOver(services, config, logger);
   const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify: keyIdentifier(services.apiKeys), admitter });
 
   return {

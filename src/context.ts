@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ApiKeyService } from './auth/api-key.service';
+import { ApiKeyService, type KeyCache, keyCache } from './auth/api-key.service';
 import type { AuthContext } from './auth/auth.context';
 import type { Caller } from './auth/caller';
 import type { FieldLimitContext } from './limits/field-limit';
@@ -11,11 +11,12 @@ import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
 import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
-import { OrderService } from './store/order.service';
+import { OrderService, type PurgeClock } from './store/order.service';
 import type { StoreContext } from './store/store.context';
+import { Statements, type Budget } from './sql/statements';
 import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
 
-/** The services every resolver and REST route calls; one set per app. */
+/** The services every resolver and REST route calls: the app's set, or one request's. */
 export interface Services {
   pets: PetService;
   categories: CategoryService;
@@ -25,6 +26,15 @@ export interface Services {
   limiter: RateLimiter;
   fieldLimiter: FieldLimiter;
   live: LiveServices;
+  /** What each request's services are made of (requestServices). */
+  database: ServiceParts;
+}
+
+/** The app's database, and the state its services share over all requests. */
+export interface ServiceParts {
+  statements: Statements;
+  keyCache: KeyCache;
+  purge: PurgeClock;
 }
 
 export function createServices(
@@ -32,26 +42,23 @@ export function createServices(
   limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter },
   live: LiveServices,
 ): Services {
-  return {
-    ...limits,
-    live,
-    pets: new PetService(db),
-    categories: new CategoryService(db),
-    inventory: new InventoryService(db),
-    orders: new OrderService(db),
-    apiKeys: new ApiKeyService(db),
-  };
+  const database: ServiceParts = { statements: new Statements(db), keyCache: keyCache(), purge: { last: 0 } };
+  return { ...limits, live, database, ...databaseServices(database.statements, database) };
 }
 
-/** The same services, their statements going through `db`: one request's view of the data source. */
-export function servicesOver(services: Services, db: DataSource): Services {
+/** One request's services: each of their statements taken from its `budget` (docs/contract.md §5). */
+export function requestServices(shared: Services, budget: Budget): Services {
+  return { ...shared, ...databaseServices(shared.database.statements.within(budget), shared.database) };
+}
+
+/** The services over the database, their statements run by `statements`. */
+function databaseServices(statements: Statements, shared: ServiceParts) {
   return {
-    ...services,
-    pets: services.pets.over(db),
-    categories: services.categories.over(db),
-    inventory: services.inventory.over(db),
-    orders: services.orders.over(db),
-    apiKeys: services.apiKeys.over(db),
+    pets: new PetService(statements),
+    categories: new CategoryService(statements),
+    inventory: new InventoryService(statements),
+    orders: new OrderService(statements, shared.purge),
+    apiKeys: new ApiKeyService(statements, shared.keyCache),
   };
 }
 

@@ -1,8 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import { DataSource } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
 import { trimName } from '../common/validators';
-import { DatabaseService } from '../sql/database-service';
+import type { Statements } from '../sql/statements';
 import { keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
 import { ADMIN_KEY_QUOTA, Plan } from './plans';
@@ -27,20 +26,21 @@ const toAuthenticated = (row: ApiKey): AuthenticatedKey => ({ id: row.id, role: 
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_SIZE = 10_000;
 
-export class ApiKeyService extends DatabaseService {
-  /** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
-  private readonly cache: LRUCache<string, { key: AuthenticatedKey | null }>;
+/** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
+export type KeyCache = LRUCache<string, { key: AuthenticatedKey | null }>;
 
-  /** `clock` stands in for the cache's timer in tests. */
-  constructor(db: DataSource, clock?: () => number) {
-    super(db);
-    // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
-    this.cache = new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, perf: clock && { now: clock } });
-  }
+/** `clock` stands in for the cache's timer in tests. */
+export function keyCache(clock?: () => number): KeyCache {
+  // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
+  return new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, perf: clock && { now: clock } });
+}
 
-  private get keys() {
-    return this.db.getRepository(ApiKey);
-  }
+export class ApiKeyService {
+  /** `cache` is shared by every request's service: a revocation clears it for all. */
+  constructor(
+    private readonly db: Statements,
+    private readonly cache: KeyCache = keyCache(),
+  ) {}
 
   /** The key behind an X-API-Key header, or null when it is unknown or revoked. */
   async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
@@ -48,7 +48,7 @@ export class ApiKeyService extends DatabaseService {
     const hash = hashApiKey(rawKey);
     const cached = this.cache.get(hash);
     if (cached) return cached.key;
-    const row = await this.keys.findOneBy({ keyHash: hash });
+    const row = await this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash }));
     const key = row && !row.revokedAt ? toAuthenticated(row) : null;
     this.cache.set(hash, { key });
     return key;
@@ -57,29 +57,31 @@ export class ApiKeyService extends DatabaseService {
   async create(input: NewApiKeyInput): Promise<IssuedKey> {
     checkCustomQuota(input);
     const key = generateApiKey();
-    const apiKey = await this.keys.save(
-      this.keys.create({
-        name: trimName(input.name),
-        keyHash: hashApiKey(key),
-        plan: input.plan,
-        role: input.role,
-        customPerMinute: input.requestsPerMinute ?? null,
-        customPerDay: input.requestsPerDay ?? null,
-      }),
+    const apiKey = await this.db.repository(ApiKey, (keys) =>
+      keys.save(
+        keys.create({
+          name: trimName(input.name),
+          keyHash: hashApiKey(key),
+          plan: input.plan,
+          role: input.role,
+          customPerMinute: input.requestsPerMinute ?? null,
+          customPerDay: input.requestsPerDay ?? null,
+        }),
+      ),
     );
     return { key, apiKey };
   }
 
   list(page: PageRequest): Promise<Page<ApiKey>> {
-    return keysetPage(this.keys.createQueryBuilder('key'), 'key.id', page);
+    return this.db.repository(ApiKey, (keys) => keysetPage(keys.createQueryBuilder('key'), 'key.id', page));
   }
 
   count(): Promise<number> {
-    return this.keys.count();
+    return this.db.repository(ApiKey, (keys) => keys.count());
   }
 
   findById(id: string): Promise<ApiKey | null> {
-    return this.keys.findOneBy({ id });
+    return this.db.repository(ApiKey, (keys) => keys.findOneBy({ id }));
   }
 
   /** Revoking twice is harmless; the key that ADMIN_API_KEY configures is revoked by unsetting it. */
@@ -91,7 +93,7 @@ export class ApiKeyService extends DatabaseService {
     }
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
-      await this.keys.save(apiKey);
+      await this.db.repository(ApiKey, (keys) => keys.save(apiKey));
     }
     this.cache.delete(apiKey.keyHash);
     return apiKey;

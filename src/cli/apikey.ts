@@ -8,6 +8,7 @@ import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { describeViolations } from '../graphql/format-error';
 import { Plan } from '../auth/plans';
+import { Statements } from '../sql/statements';
 
 const USAGE = `usage: npm run apikey -- create --name NAME --plan FREE|PRO|BUSINESS|ENTERPRISE
          [--role client|admin] [--per-minute N --per-day N]   (custom figures: ENTERPRISE only)`;
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
   }
   const database = await openDatabase(config);
   try {
-    const { key, apiKey } = await new ApiKeyService(database.dataSource).create(input);
+    const { key, apiKey } = await new ApiKeyService(new Statements(database.dataSource)).create(input);
     console.log(`Created API key ${apiKey.id} "${apiKey.name}" (${apiKey.plan.toUpperCase()}, ${apiKey.role}).`);
     console.log('Send it as the X-API-Key header. It is shown only this once:');
     console.log(key);

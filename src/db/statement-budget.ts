@@ -1,7 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
-import type { DataSource } from 'typeorm';
 import { ApiError, RequestRefusal } from '../errors';
-import { poolOf } from '../sql/pool';
+import type { Budget } from '../sql/statements';
 import type { DatabaseTime } from './database-time';
 
 /**
@@ -105,10 +103,10 @@ export interface StatementAllowance {
 }
 
 /**
- * One request's allowance. A statement here is a checkout of a pool connection: one statement
- * for every read, one for a whole transaction.
+ * One request's allowance. A statement here is a checkout of a pool connection (sql/statements.ts):
+ * one statement for every read, one for a whole transaction.
  */
-export class StatementBudget {
+export class StatementBudget implements Budget {
   private used = 0;
   private refusal?: RequestRefusal;
   readonly total: number;
@@ -155,54 +153,4 @@ export class StatementBudget {
     this.allowance.onRefusal?.(this.refusal);
     return this.refusal;
   }
-}
-
-type ConnectCallback = (error: Error | undefined, client?: PoolClient, release?: PoolClient['release']) => void;
-
-/**
- * The data source as one request sees it: every checkout of a pool connection (TypeORM's
- * queries and transactions, the prepared statements) first takes from `budget`. Passed down
- * explicitly, through the request's services, rather than found in async context: on Node 20
- * an AsyncLocalStorage hooks every promise of the process, and costs every request far more
- * than the budget does.
- */
-export function budgetedView(dataSource: DataSource, budget: StatementBudget): DataSource {
-  const pool = poolOf(dataSource);
-  const checkout = async (): Promise<PoolClient> => {
-    const free = await budget.acquire();
-    try {
-      const client = await pool.connect();
-      // The statement's time is what it holds a connection, not what it waited for one.
-      const connectedAt = performance.now();
-      const release = client.release.bind(client);
-      client.release = (error?: Error | boolean) => {
-        client.release = release;
-        free();
-        budget.charge(performance.now() - connectedAt);
-        return release(error);
-      };
-      return client;
-    } catch (error) {
-      free();
-      throw error;
-    }
-  };
-  // pg's Pool.query and TypeORM's driver both check out through `connect`, with a callback or without.
-  const connect = (callback?: ConnectCallback) => {
-    const client = checkout();
-    if (!callback) return client;
-    client.then(
-      (checkedOut) => callback(undefined, checkedOut, checkedOut.release),
-      (error: Error) => callback(error),
-    );
-    return undefined;
-  };
-  const master: Pool = Object.create(pool, { connect: { value: connect } });
-  const driver = Object.create(dataSource.driver, { master: { value: master } });
-  const view: DataSource = Object.create(dataSource, { driver: { value: driver } });
-  // The view's repositories and transactions must reach its driver, not the data source's. Made
-  // on first use: the hot reads go straight to the pool.
-  let manager: DataSource['manager'] | undefined;
-  Object.defineProperty(view, 'manager', { get: () => (manager ??= view.createEntityManager()) });
-  return view;
 }

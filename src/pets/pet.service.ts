@@ -2,9 +2,8 @@ import type { Count } from '../common/connection';
 import { Page, PageRequest, toPage } from '../common/page';
 import { trimName } from '../common/validators';
 import { isForeignKeyViolation } from '../sql/pg-errors';
-import { DatabaseService } from '../sql/database-service';
-import { PreparedStatements } from '../sql/prepared';
 import { deleteUnreferenced } from '../sql/rows';
+import type { Statements } from '../sql/statements';
 import { ApiError, notFound } from '../errors';
 import { Pet } from './pet.entity';
 import { announcePetChange } from './pet.events';
@@ -24,39 +23,33 @@ import {
 import { PetStatus } from './pet-status';
 import { insertStock } from './stock-status';
 
-export class PetService extends DatabaseService {
-  private get prepared() {
-    return new PreparedStatements(this.db);
-  }
-
-  private get pets() {
-    return this.db.getRepository(Pet);
-  }
+export class PetService {
+  constructor(private readonly db: Statements) {}
 
   /** Pets by id, with the relations asked for joined in: one statement. */
   async findByIds(ids: readonly string[], relations: PetRelations = {}): Promise<Pet[]> {
-    return (await this.prepared.rows<PetRow>(petsByIds(ids, relations))).map(petFromRow);
+    return (await this.db.rows<PetRow>(petsByIds(ids, relations))).map(petFromRow);
   }
 
   async list(filter: PetFilter, page: PageRequest, relations: PetRelations = {}): Promise<Page<Pet>> {
-    return toPage((await this.prepared.rows<PetRow>(petsPage(filter, page, relations))).map(petFromRow), page.first);
+    return toPage((await this.db.rows<PetRow>(petsPage(filter, page, relations))).map(petFromRow), page.first);
   }
 
   async count(filter: PetFilter): Promise<Count> {
-    const [{ total }] = await this.prepared.rows<{ total: number }>(petsCount(filter));
+    const [{ total }] = await this.db.rows<{ total: number }>(petsCount(filter));
     return countOf(total);
   }
 
   /** One page of pets for each of several categories, in one statement. */
   async listByCategories(categoryIds: readonly string[], page: PageRequest): Promise<Map<string, Page<Pet>>> {
-    const rows = await this.prepared.rows<PetRow>(petsOfCategoriesPage(categoryIds, page));
+    const rows = await this.db.rows<PetRow>(petsOfCategoriesPage(categoryIds, page));
     const grouped = new Map<string, Pet[]>(categoryIds.map((id) => [id, []]));
     for (const row of rows) grouped.get(row.category_id)?.push(petFromRow(row));
     return new Map([...grouped].map(([id, pets]) => [id, toPage(pets, page.first)]));
   }
 
   async countByCategories(categoryIds: readonly string[]): Promise<Map<string, number>> {
-    const rows = await this.prepared.rows<{ category_id: string; total: number }>(petsCountByCategories(categoryIds));
+    const rows = await this.db.rows<{ category_id: string; total: number }>(petsCountByCategories(categoryIds));
     return new Map(rows.map((row) => [row.category_id, row.total]));
   }
 
@@ -83,7 +76,7 @@ export class PetService extends DatabaseService {
   }
 
   async update(id: string, input: PetUpdateInput): Promise<Pet> {
-    const pet = await this.pets.findOneBy({ id });
+    const pet = await this.db.repository(Pet, (pets) => pets.findOneBy({ id }));
     if (!pet) throw notFound(`Pet ${id}`);
     if (input.name !== undefined) pet.name = trimName(input.name);
     if (input.categoryId !== undefined) pet.categoryId = input.categoryId;

@@ -1,23 +1,20 @@
-import type { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller';
 import { databaseTimeOfCaller, statementsAtOnceOfCaller } from '../auth/plans';
 import type { Config } from '../config';
-import { type Services, servicesOver } from '../context';
+import { requestServices as servicesWithin, type Services } from '../context';
 import { DatabaseTime } from '../db/database-time';
-import { budgetedView, IdentitySlots, StatementBudget } from '../db/statement-budget';
+import { IdentitySlots, StatementBudget } from '../db/statement-budget';
 import type { Logger } from '../logger';
 
 /** One request's services, given who sent it. */
 export type RequestServices = (caller: Caller, identity: string, requestId: string) => Services;
 
 /**
- * Each request gets its own view of the services over a view of the data source whose every pool
- * checkout takes from the request's budget: its statements counted, each identity's run a few at
- * a time, within its database time a minute (docs/contract.md §5). The budget is handed down this
+ * Each request gets its own services, whose every statement (one pool checkout) takes from the
+ * request's budget: its statements counted, each identity's run a few at a time, within its database time a minute (docs/contract.md §5). The budget is handed down this
  * way, not through async context, which on Node 20 would slow every promise of the process.
  */
 export function requestServicesOver(
-  dataSource: DataSource,
   services: Services,
   config: Pick<Config, 'databaseStatementTimeoutMs'>,
   logger: Logger,
@@ -33,7 +30,7 @@ export function requestServicesOver(
       // A client's own backlog: a warning, not an error of the gateway's.
       onRefusal: (refusal) => logger.warn({ requestId, reason: refusal.message }, 'request refused: over its database allowance'),
     });
-    return servicesOver(services, budgetedView(dataSource, budget));
+    return servicesWithin(services, budget);
   };
   return { requestServices, databaseTime };
 }

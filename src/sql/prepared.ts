@@ -1,6 +1,4 @@
-import type { Pool, QueryResultRow } from 'pg';
-import type { DataSource } from 'typeorm';
-import { poolOf } from './pool';
+import type { PoolClient, QueryResultRow } from 'pg';
 
 /**
  * Hot reads run straight on TypeORM's pg pool as named prepared statements: PostgreSQL plans
@@ -13,14 +11,7 @@ export interface Statement {
   values: unknown[];
 }
 
-export class PreparedStatements {
-  constructor(private readonly dataSource: DataSource) {}
-
-  private get pool(): Pool {
-    return poolOf(this.dataSource);
-  }
-
-  async rows<T extends QueryResultRow>(statement: Statement): Promise<T[]> {
-    return (await this.pool.query<T>(statement)).rows;
-  }
+/** Sends `statement` on a checked-out connection: every prepared statement is sent here. */
+export async function runStatement<T extends QueryResultRow>(client: PoolClient, statement: Statement): Promise<T[]> {
+  return (await client.query<T>(statement)).rows;
 }

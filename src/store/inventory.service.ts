@@ -1,7 +1,7 @@
-import { EntityManager, In } from 'typeorm';
+import { EntityManager, In, type Repository } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
+import type { Statements } from '../sql/statements';
 import { notFound } from '../errors';
 import { CHANGES_CHANNEL } from '../sql/notify';
 import { PetStatus } from '../pets/pet-status';
@@ -11,23 +11,20 @@ export interface InventoryFilter {
   status?: PetStatus | null;
 }
 
-export class InventoryService extends DatabaseService {
-
-  private get items() {
-    return this.db.getRepository(InventoryItem);
-  }
+export class InventoryService {
+  constructor(private readonly db: Statements) {}
 
   findByPetIds(petIds: readonly string[]): Promise<InventoryItem[]> {
-    return this.items.findBy({ petId: In([...petIds]) });
+    return this.db.repository(InventoryItem, (items) => items.findBy({ petId: In([...petIds]) }));
   }
 
   list(filter: InventoryFilter, page: PageRequest): Promise<Page<InventoryItem>> {
-    return keysetPage(this.matching(filter), 'item.pet_id', page);
+    return this.db.repository(InventoryItem, (items) => keysetPage(matching(items, filter), 'item.pet_id', page));
   }
 
   /** From the counters the database keeps by stock status (migration CatalogueCounts), not by counting rows. */
   async count(filter: InventoryFilter): Promise<number> {
-    const [{ total }]: { total: number }[] = await this.db.query(
+    const [{ total }] = await this.db.query<{ total: number }[]>(
       `SELECT coalesce(sum(total), 0)::int AS total FROM stock_counts${filter.status ? ' WHERE status = $1' : ''}`,
       filter.status ? [filter.status] : [],
     );
@@ -42,12 +39,12 @@ export class InventoryService extends DatabaseService {
       return settleStock(manager, petId, quantity);
     });
   }
+}
 
-  private matching(filter: InventoryFilter) {
-    const query = this.items.createQueryBuilder('item');
-    if (filter.status) query.where('item.status = :status', { status: filter.status });
-    return query;
-  }
+function matching(items: Repository<InventoryItem>, filter: InventoryFilter) {
+  const query = items.createQueryBuilder('item');
+  if (filter.status) query.where('item.status = :status', { status: filter.status });
+  return query;
 }
 
 export interface LockedStock {

@@ -1,7 +1,7 @@
-import { EntityManager, In, QueryFailedError, SelectQueryBuilder } from 'typeorm';
+import { EntityManager, In, QueryFailedError, type Repository, SelectQueryBuilder } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
-import { DatabaseService } from '../sql/database-service';
 import { keysetPage } from '../sql/rows';
+import type { Statements } from '../sql/statements';
 import { ApiError, badInput, notFound } from '../errors';
 import { CHANGES_CHANNEL } from '../sql/notify';
 import { sqlState } from '../sql/pg-errors';
@@ -64,36 +64,42 @@ function placeRefusal(error: unknown, input: NewOrderInput, idempotencyKey?: str
 /** How often one instance sweeps expired idempotency keys. */
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
-export class OrderService extends DatabaseService {
-  /** Shared by every request's view of this service. */
-  private readonly purge = { last: 0 };
+/** When this instance last swept expired idempotency keys. */
+export interface PurgeClock {
+  last: number;
+}
 
-  private get orders() {
-    return this.db.getRepository(Order);
-  }
+export class OrderService {
+  /** `purge` is shared by every request's service: one sweep per instance now and then. */
+  constructor(
+    private readonly db: Statements,
+    private readonly purge: PurgeClock = { last: 0 },
+  ) {}
 
   /** The order, if the caller may see it: another client's order looks exactly like an unknown one. */
   /** The orders among `ids` the scope may see: one statement for any number of ids. */
   findVisibleByIds(ids: readonly string[], scope: OrderScope): Promise<Order[]> {
-    return this.visible(this.orders.createQueryBuilder('order'), scope).andWhere('order.id IN (:...ids)', { ids }).getMany();
+    return this.db.repository(Order, (orders) => visible(orders.createQueryBuilder('order'), scope).andWhere('order.id IN (:...ids)', { ids }).getMany());
   }
 
   findByIds(ids: readonly string[]): Promise<Order[]> {
-    return this.orders.findBy({ id: In([...ids]) });
+    return this.db.repository(Order, (orders) => orders.findBy({ id: In([...ids]) }));
   }
 
   /** Newest first, a page at a time. */
   list(scope: OrderScope, filter: OrderFilter, page: PageRequest): Promise<Page<Order>> {
-    return keysetPage(this.matching(scope, filter), 'order.id', page, 'DESC');
+    return this.db.repository(Order, (orders) => keysetPage(matching(orders, scope, filter), 'order.id', page, 'DESC'));
   }
 
   count(scope: OrderScope, filter: OrderFilter): Promise<number> {
-    return this.matching(scope, filter).getCount();
+    return this.db.repository(Order, (orders) => matching(orders, scope, filter).getCount());
   }
 
   /** Newest first, by offset (the REST listing), with the total that matches. */
   async slice(scope: OrderScope, filter: OrderFilter, { limit, offset }: { limit: number; offset: number }) {
-    const [orders, total] = await this.matching(scope, filter).orderBy('order.id', 'DESC').limit(limit).offset(offset).getManyAndCount();
+    const [orders, total] = await this.db.repository(Order, (repository) =>
+      matching(repository, scope, filter).orderBy('order.id', 'DESC').limit(limit).offset(offset).getManyAndCount(),
+    );
     return { orders, total };
   }
 
@@ -109,7 +115,7 @@ export class OrderService extends DatabaseService {
     }
     let rows: OrderRow[];
     try {
-      rows = await this.db.query(PLACE_ORDER, [
+      rows = await this.db.query<OrderRow[]>(PLACE_ORDER, [
         scope.apiKeyId,
         input.petId,
         input.quantity,
@@ -164,17 +170,17 @@ export class OrderService extends DatabaseService {
   private async purgeNowAndThen(): Promise<void> {
     if (Date.now() - this.purge.last < PURGE_EVERY_MS) return;
     this.purge.last = Date.now();
-    await purgeExpiredIdempotencyKeys(this.db.manager);
+    await this.db.manager(purgeExpiredIdempotencyKeys);
   }
+}
 
-  private visible(query: SelectQueryBuilder<Order>, scope: OrderScope): SelectQueryBuilder<Order> {
-    return scope.admin ? query : query.andWhere('order.api_key_id = :apiKeyId', { apiKeyId: scope.apiKeyId });
-  }
+function visible(query: SelectQueryBuilder<Order>, scope: OrderScope): SelectQueryBuilder<Order> {
+  return scope.admin ? query : query.andWhere('order.api_key_id = :apiKeyId', { apiKeyId: scope.apiKeyId });
+}
 
-  private matching(scope: OrderScope, filter: OrderFilter): SelectQueryBuilder<Order> {
-    const query = this.visible(this.orders.createQueryBuilder('order'), scope);
-    if (filter.petId) query.andWhere('order.pet_id = :petId', { petId: filter.petId });
-    if (filter.complete != null) query.andWhere('order.complete = :complete', { complete: filter.complete });
-    return query;
-  }
+function matching(orders: Repository<Order>, scope: OrderScope, filter: OrderFilter): SelectQueryBuilder<Order> {
+  const query = visible(orders.createQueryBuilder('order'), scope);
+  if (filter.petId) query.andWhere('order.pet_id = :petId', { petId: filter.petId });
+  if (filter.complete != null) query.andWhere('order.complete = :complete', { complete: filter.complete });
+  return query;
 }

@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { parseCreateCommand } from '../../src/cli/apikey';
-import { ApiKeyService, KEY_CACHE_TTL_MS } from '../../src/auth/api-key.service';
+import { ApiKeyService, KEY_CACHE_TTL_MS, keyCache } from '../../src/auth/api-key.service';
 import { generateApiKey } from '../../src/auth/key-secret';
+import { Statements } from '../../src/sql/statements';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
@@ -153,7 +154,7 @@ describe('ADMIN_API_KEY', () => {
 describe('npm run apikey -- create', () => {
   it('parses the command into the mutation’s input, and the key it issues works over HTTP', async () => {
     const input = await parseCreateCommand(['create', '--name', 'Deploy bot', '--plan', 'business', '--role', 'admin']);
-    const { key } = await new ApiKeyService(t.db.dataSource).create(input);
+    const { key } = await new ApiKeyService(new Statements(t.db.dataSource)).create(input);
     const result = await gql(t.url, '{ apiKeys { totalCount } }', undefined, { key });
     expect(result.errors).toBeUndefined();
   });
@@ -174,7 +175,7 @@ describe('npm run apikey -- create', () => {
 describe('key lookups', () => {
   it('are reused for 5 s: a key revoked by another instance stops working within that time', async () => {
     let now = 1_000_000;
-    const service = new ApiKeyService(t.db.dataSource, () => now);
+    const service = new ApiKeyService(new Statements(t.db.dataSource), keyCache(() => now));
     const { key, id } = await createApiKey(t);
     expect(await service.authenticate(key)).toMatchObject({ id });
     // Another instance revokes it, straight in the shared database.
@@ -187,7 +188,7 @@ describe('key lookups', () => {
 
   it('are reused for unknown keys too, so a flood of invalid keys costs one statement per key', async () => {
     let now = 1_000_000;
-    const service = new ApiKeyService(t.db.dataSource, () => now);
+    const service = new ApiKeyService(new Statements(t.db.dataSource), keyCache(() => now));
     const unknown = generateApiKey();
     const first = await countStatements(() => service.authenticate(unknown));
     expect(first).toHaveLength(1);

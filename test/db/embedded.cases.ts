@@ -2,6 +2,7 @@ import { type Database, openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/embedded';
 import { PetService } from '../../src/pets/pet.service';
 import { poolOf } from '../../src/sql/pool';
+import { Statements } from '../../src/sql/statements';
 
 /** The embedded database as `npm start` opens it, whatever database the rest of the run uses. */
 let db: Database;
@@ -18,7 +19,7 @@ it('holds exactly one connection, and never closes it for being idle', () => {
 });
 
 it('prepares its statements again on a new connection, although PGlite kept the old ones', async () => {
-  const pets = new PetService(db.dataSource);
+  const pets = new PetService(new Statements(db.dataSource));
   expect(await pets.findByIds(['1'])).toEqual([]);
   // Drop the connection, as an outage or a restart of the socket would.
   const client = await pool().connect();

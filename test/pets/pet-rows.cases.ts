@@ -4,7 +4,7 @@ import { InventoryItem } from '../../src/pets/inventory-item.entity';
 import { Pet } from '../../src/pets/pet.entity';
 import { PetStatus } from '../../src/pets/pet-status';
 import { type PetRow, petFromRow, petsByIds } from '../../src/pets/pet.queries';
-import { PreparedStatements } from '../../src/sql/prepared';
+import { Statements } from '../../src/sql/statements';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 
 /**
@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 const readRow = async (dataSource: DataSource) =>
-  (await new PreparedStatements(dataSource).rows<PetRow>(petsByIds([petId], { category: true, inventory: true })))[0];
+  (await new Statements(dataSource).rows<PetRow>(petsByIds([petId], { category: true, inventory: true })))[0];
 
 const metadataOf = (dataSource: DataSource, entity: typeof Pet | typeof Category | typeof InventoryItem) => dataSource.getMetadata(entity);
 const columnsOf = (metadata: EntityMetadata) => metadata.columns.map((column) => `${metadata.tableName}.${column.databaseName}`);

@@ -1,0 +1,92 @@
+import type { PoolClient, QueryResultRow } from 'pg';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, Repository } from 'typeorm';
+import { poolOf } from './pool';
+import { runStatement, type Statement } from './prepared';
+
+/** What each statement takes from: one request's budget (db/statement-budget.ts). */
+export interface Budget {
+  /** Takes one statement, waiting for its turn; the returned function gives the turn back. */
+  acquire(): Promise<() => void>;
+  /** Charges `ms` a statement held its connection. */
+  charge(ms: number): void;
+}
+
+/**
+ * How the services reach the database. Each call is one statement: one checkout of a pool
+ * connection, through pg's `Pool.connect` or a TypeORM query runner's `connect`, both documented.
+ * With a budget, each takes from it first and is charged the time it holds the connection. One
+ * per request, made by `within`: the budget is passed down explicitly, not found in async
+ * context, which on Node 20 hooks every promise of the process.
+ */
+export class Statements {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly budget?: Budget,
+  ) {}
+
+  /** The same database, each statement taken from `budget`. */
+  within(budget: Budget): Statements {
+    return new Statements(this.dataSource, budget);
+  }
+
+  /** A prepared statement's rows, on a pool connection of its own. */
+  rows<T extends QueryResultRow>(statement: Statement): Promise<T[]> {
+    const pool = poolOf(this.dataSource);
+    return this.checkout<PoolClient, T[]>(
+      () => pool.connect(),
+      // As pg's own Pool.query does: a connection whose statement failed is not reused.
+      (client, error) => client.release(error),
+      (client) => runStatement<T>(client, statement),
+    );
+  }
+
+  /** TypeORM reads and writes on one connection, whatever number of SQL statements `work` sends. */
+  manager<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    return this.checkout<QueryRunner, T>(
+      // Connected before `work`, so that the wait for a connection is not charged.
+      async () => (await runner.connect(), runner),
+      () => runner.release(),
+      () => work(runner.manager),
+    );
+  }
+
+  repository<E extends ObjectLiteral, T>(entity: EntityTarget<E>, work: (repository: Repository<E>) => Promise<T>): Promise<T> {
+    return this.manager((manager) => work(manager.getRepository(entity)));
+  }
+
+  /** A transaction: one statement, however many it sends. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.manager((manager) => manager.transaction(work));
+  }
+
+  /** A plain SQL statement through TypeORM: its rows, and its errors as QueryFailedError. */
+  query<T>(text: string, values?: unknown[]): Promise<T> {
+    return this.manager((manager) => manager.query(text, values));
+  }
+
+  private async checkout<C, T>(
+    connect: () => Promise<C>,
+    release: (connection: C, error?: Error) => unknown,
+    work: (connection: C) => Promise<T>,
+  ): Promise<T> {
+    const free = await this.budget?.acquire();
+    try {
+      const connection = await connect();
+      // The statement's time is what it holds a connection, not what it waited for one.
+      const connectedAt = performance.now();
+      let failure: Error | undefined;
+      try {
+        return await work(connection);
+      } catch (error) {
+        if (error instanceof Error) failure = error;
+        throw error;
+      } finally {
+        this.budget?.charge(performance.now() - connectedAt);
+        await release(connection, failure);
+      }
+    } finally {
+      free?.();
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { Pool } from 'pg';
+import { Category } from '../../src/pets/category.entity';
+import { poolOf } from '../../src/sql/pool';
+import { type Budget, Statements } from '../../src/sql/statements';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+
+/**
+ * What the statement budget relies on in TypeORM and pg (sql/pool.ts, sql/statements.ts), so that
+ * an upgrade which changes it fails here: where the pool is, and that one statement of ours is
+ * exactly one checkout of a pool connection, however many SQL statements it sends.
+ */
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.close());
+
+/** What happened, in order: the budget's calls, and pg's `acquire` and `release` events of the pool. */
+async function eventsOf(action: (statements: Statements) => Promise<unknown>): Promise<string[]> {
+  const pool = poolOf(db.dataSource);
+  const events: string[] = [];
+  const budget: Budget = {
+    acquire: async () => {
+      events.push('take');
+      return () => events.push('give back');
+    },
+    charge: () => events.push('charge'),
+  };
+  const acquired = () => events.push('checkout');
+  const released = () => events.push('checkin');
+  pool.on('acquire', acquired);
+  pool.on('release', released);
+  try {
+    await action(new Statements(db.dataSource).within(budget));
+  } finally {
+    pool.off('acquire', acquired);
+    pool.off('release', released);
+  }
+  return events;
+}
+
+const ONE_STATEMENT = ['take', 'checkout', 'charge', 'checkin', 'give back'];
+
+it('TypeORM’s PostgresDriver keeps pg’s own Pool as `master`', () => {
+  expect(poolOf(db.dataSource)).toBeInstanceOf(Pool);
+});
+
+it('a prepared statement is one checkout of pg’s pool, charged while it holds the connection', async () => {
+  expect(await eventsOf((statements) => statements.rows({ name: '', text: 'SELECT 1 AS one', values: [] }))).toEqual(ONE_STATEMENT);
+});
+
+it('a TypeORM query runner checks out one connection on connect(), and its manager’s reads and transactions use no other', async () => {
+  expect(
+    await eventsOf((statements) =>
+      statements.repository(Category, async (categories) => {
+        const category = await categories.save(categories.create({ name: 'Seams' }));
+        await categories.findOneBy({ id: category.id });
+        await categories.delete(category.id);
+      }),
+    ),
+  ).toEqual(ONE_STATEMENT);
+  expect(
+    await eventsOf((statements) =>
+      statements.transaction(async (manager) => {
+        await manager.query('SELECT 1');
+        await manager.getRepository(Category).count();
+      }),
+    ),
+  ).toEqual(ONE_STATEMENT);
+  expect(await eventsOf((statements) => statements.query('SELECT 1'))).toEqual(ONE_STATEMENT);
+});
+
+it('a failed statement still gives its connection and its turn back', async () => {
+  const events = await eventsOf((statements) => statements.query('SELECT no_such_column').catch(() => undefined));
+  expect(events).toEqual(ONE_STATEMENT);
+  const prepared = await eventsOf((statements) => statements.rows({ name: '', text: 'SELECT no_such_column', values: [] }).catch(() => undefined));
+  expect(prepared).toEqual(ONE_STATEMENT);
+});
