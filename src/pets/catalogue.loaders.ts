@@ -5,8 +5,14 @@ import type { Page, PageRequest } from '../common/page';
 import type { Category } from './category.entity';
 import type { CategoryService } from './category.service';
 import type { Pet } from './pet.entity';
-import type { PetFilter, PetRelations } from './pet.queries';
+import type { PetFilter } from './pet.queries';
+import { PET_COLUMNS, type PetShape, shapeKey, unionOf } from './pet-shape';
 import type { PetService } from './pet.service';
+
+export interface PetKey {
+  id: string;
+  shape: PetShape;
+}
 
 export interface PetsOfCategoryKey extends PageRequest {
   categoryId: string;
@@ -16,20 +22,26 @@ export type CatalogueLoaders = ReturnType<typeof createCatalogueLoaders>;
 
 /** Per-request loaders for the catalogue: each batches one tick's lookups into one statement. */
 export function createCatalogueLoaders(services: { pets: PetService; categories: CategoryService }) {
-  const petsWith = new Map<string, DataLoader<string, Pet | null>>();
-  /** Pets by id with `relations` joined in: aliased `pet(id)` fields of one shape share one statement. */
-  const petByIdWith = (relations: PetRelations): DataLoader<string, Pet | null> => {
-    const key = `${relations.category ? 'c' : ''}${relations.inventory ? 'i' : ''}`;
-    let loader = petsWith.get(key);
-    if (!loader) {
-      loader = new DataLoader(async (ids) => alignByKey(ids, await services.pets.findByIds(ids, relations), (pet) => pet.id));
-      petsWith.set(key, loader);
-    }
-    return loader;
-  };
+  /**
+   * Pets by id, each read with the columns its selection needs: one tick's lookups, whatever
+   * their shapes, share one statement selecting the union of those shapes.
+   */
+  const petByKey = new DataLoader<PetKey, Pet | null, string>(
+    async (keys) => {
+      const ids = [...new Set(keys.map((key) => key.id))];
+      const pets = await services.pets.findByIds(ids, unionOf(keys.map((key) => key.shape)));
+      return alignByKey(
+        keys.map((key) => key.id),
+        pets,
+        (pet) => pet.id,
+      );
+    },
+    { cacheKeyFn: (key) => `${shapeKey(key.shape)}/${key.id}` },
+  );
   return {
-    petById: petByIdWith({}),
-    petByIdWith,
+    petByKey,
+    /** A pet with its own columns: for readers that know no selection (order.pet, stock.pet, events). */
+    petById: { load: (id: string) => petByKey.load({ id, shape: PET_COLUMNS }) },
     categoryById: new DataLoader<string, Category | null>(async (ids) =>
       alignByKey(ids, await services.categories.findByIds(ids), (category) => category.id),
     ),
