@@ -70,6 +70,18 @@ describe('the columns a selection needs', () => {
     expect(pets[0]).toMatch(/ORDER BY p\.id ASC LIMIT 2$/);
   });
 
+  it('pages after a cursor the same with the stock joined in as without', async () => {
+    const page = (selection: string, after: string | null) =>
+      run(`query($after: String) { pets(first: 1, after: $after) { edges { cursor node { id ${selection} } } pageInfo { hasNextPage } } }`, { after });
+    const first = await page('', null);
+    const cursor = first.data?.pets.edges[0].cursor;
+    const bare = await page('', cursor);
+    const stocked = await page('inventory { quantity }', cursor);
+    expect(stocked.data?.pets.edges.map((edge: any) => edge.node.id)).toEqual(bare.data?.pets.edges.map((edge: any) => edge.node.id));
+    expect(stocked.data?.pets.edges).toEqual([{ cursor: expect.any(String), node: { id: bella, inventory: { quantity: 0 } } }]);
+    expect(stocked.pets[0]).toContain('p.id > $1 AND i.pet_id > $1');
+  });
+
   it('reads a category’s own pets through a joined category', async () => {
     const { data } = await run(`query($id: ID!) { pet(id: $id) { category { name pets(first: 5) { nodes { name } totalCount } } } }`, { id: bella });
     expect(data).toEqual({ pet: { category: { name: 'Dogs', pets: { nodes: [{ name: 'Rex' }, { name: 'Bella' }], totalCount: 2 } } } });
