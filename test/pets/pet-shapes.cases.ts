@@ -22,7 +22,7 @@ afterAll(() => t.close());
 
 /** The answer, and the pets statements the document ran (texts). */
 async function run(query: string, variables?: Record<string, unknown>) {
-  let data: Record<string, any> | undefined;
+  let data: Record<string, any> | null | undefined;
   const statements = await countStatements(async () => {
     const result = await gql(t.url, query, variables);
     expect(result.errors).toBeUndefined();
