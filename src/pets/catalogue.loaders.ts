@@ -16,6 +16,7 @@ export interface PetKey {
 
 export interface PetsOfCategoryKey extends PageRequest {
   categoryId: string;
+  shape: PetShape;
 }
 
 export type CatalogueLoaders = ReturnType<typeof createCatalogueLoaders>;
@@ -47,7 +48,7 @@ export function createCatalogueLoaders(services: { pets: PetService; categories:
     ),
     petsOfCategory: new DataLoader<PetsOfCategoryKey, Page<Pet>, string>(
       (keys) => loadPetsOfCategories(services.pets, keys),
-      { cacheKeyFn: (key) => `${key.categoryId}/${key.first}/${key.afterId ?? ''}` },
+      { cacheKeyFn: (key) => `${key.categoryId}/${pageKey(key)}` },
     ),
     /** Counts by filter: aliases counting the same filter share one statement. */
     petCount: new DataLoader<PetFilter, Count, string>((filters) => Promise.all(filters.map((filter) => services.pets.count(filter))), {
@@ -60,11 +61,13 @@ export function createCatalogueLoaders(services: { pets: PetService; categories:
   };
 }
 
-/** Keys asking for the same page size and cursor share one statement. */
+const pageKey = (key: PetsOfCategoryKey) => `${key.first}/${key.afterId ?? ''}/${shapeKey(key.shape)}`;
+
+/** Keys asking for the same page size, cursor and shape share one statement. */
 async function loadPetsOfCategories(pets: PetService, keys: readonly PetsOfCategoryKey[]): Promise<Page<Pet>[]> {
   const groups = new Map<string, PetsOfCategoryKey[]>();
   for (const key of keys) {
-    const group = `${key.first}/${key.afterId ?? ''}`;
+    const group = pageKey(key);
     groups.set(group, [...(groups.get(group) ?? []), key]);
   }
   const pages = new Map<PetsOfCategoryKey, Page<Pet>>();
@@ -73,6 +76,7 @@ async function loadPetsOfCategories(pets: PetService, keys: readonly PetsOfCateg
       const byCategory = await pets.listByCategories(
         group.map((key) => key.categoryId),
         group[0],
+        group[0].shape,
       );
       for (const key of group) pages.set(key, byCategory.get(key.categoryId) ?? { rows: [], hasNextPage: false });
     }),

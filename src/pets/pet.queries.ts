@@ -8,7 +8,7 @@ import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import type { PetStatus } from './pet-status';
-import { type PetPart, type PetShape, PET_COLUMNS, PET_PARTS, shapeKey } from './pet-shape';
+import { type PetPart, type PetShape, PET_COLUMNS, PET_PARTS, petShape, shapeKey } from './pet-shape';
 
 export interface PetFilter {
   status?: PetStatus | null;
@@ -136,16 +136,20 @@ export function petsPage(filter: PetFilter, page: PageRequest, shape: PetShape =
   };
 }
 
-/** The same page of pets for each of several categories, in one statement. */
-export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest): Statement {
+/**
+ * The same page of pets for each of several categories, in one statement. The rows carry
+ * category_id whatever `shape` asks: they are grouped by it.
+ */
+export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest, shape: PetShape = PET_COLUMNS): Statement {
   const values: unknown[] = [categoryIds];
+  const withCategory = petShape([...shape, 'category_id']);
   const { after, orderBy, limit } = keyset('p.id', page, bind(values));
   const where = ['p.category_id = wanted.id', ...(after ? [after] : [])].join(' AND ');
   return {
-    name: boundedName(`pets-of-categories-page${page.afterId ? '-a' : ''}-${limit}`),
+    name: boundedName(`pets-of-categories-page${page.afterId ? '-a' : ''}-${limit}-${shapeKey(withCategory)}`),
     text:
       `SELECT page.* FROM unnest($1::bigint[]) AS wanted(id) CROSS JOIN LATERAL ` +
-      `(${selectFrom(PET_COLUMNS)} WHERE ${where} ORDER BY ${orderBy} ${limitText(limit)}) page`,
+      `(${selectFrom(withCategory)} WHERE ${where} ORDER BY ${orderBy} ${limitText(limit)}) page`,
     values,
   };
 }

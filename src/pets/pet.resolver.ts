@@ -18,7 +18,7 @@ import type { PetsContext as Context } from './pets.context';
 export class PetConnection extends Connection(Pet, 'pet') {}
 
 /** The pet fields a connection selects, through `nodes` and `edges { node }` alike. */
-const nodeSelection =
+export const nodeSelection =
   (info: GraphQLResolveInfo): SelectionAt =>
   (path) =>
     new Set([...selectedFields(info, ['nodes', ...path]), ...selectedFields(info, ['edges', 'node', ...path])]);

@@ -48,10 +48,10 @@ export class PetService extends DatabaseService {
   }
 
   /** One page of pets for each of several categories, in one statement. */
-  async listByCategories(categoryIds: readonly string[], page: PageRequest): Promise<Map<string, Page<Pet>>> {
-    const rows = await this.prepared.rows<PetRow>(petsOfCategoriesPage(categoryIds, page));
+  async listByCategories(categoryIds: readonly string[], page: PageRequest, shape: PetShape = PET_COLUMNS): Promise<Map<string, Page<Pet>>> {
+    const rows = await this.prepared.rows<PetRow>(petsOfCategoriesPage(categoryIds, page, shape));
     const grouped = new Map<string, Pet[]>(categoryIds.map((id) => [id, []]));
-    for (const row of rows) grouped.get(row.category_id as string)?.push(petFromRow(row));
+    for (const row of rows) grouped.get(row.category_id as string)?.push(petFromRow(row, shape));
     return new Map([...grouped].map(([id, pets]) => [id, toPage(pets, page.first)]));
   }
 

@@ -15,7 +15,8 @@ import type { Target } from './scenarios';
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
  * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
- * million pets, scale.ts) runs some scenarios only.
+ * million pets, scale.ts) runs some scenarios only. Beside each server's CPU per request it reports
+ * PostgreSQL's (its backends' process time, pg-cpu.ts) when PostgreSQL runs on this machine.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
  * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,

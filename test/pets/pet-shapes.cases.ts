@@ -86,6 +86,19 @@ describe('the columns a selection needs', () => {
     const { data } = await run(`query($id: ID!) { pet(id: $id) { category { name pets(first: 5) { nodes { name } totalCount } } } }`, { id: bella });
     expect(data).toEqual({ pet: { category: { name: 'Dogs', pets: { nodes: [{ name: 'Rex' }, { name: 'Bella' }], totalCount: 2 } } } });
   });
+  it('reads a category’s pages of pets with the columns and joins their nodes ask for', async () => {
+    let data: Record<string, any> | null | undefined;
+    const statements = await countStatements(async () => {
+      const result = await gql(t.url, '{ categories { nodes { pets(first: 2) { nodes { name category { name } } } } } }');
+      expect(result.errors).toBeUndefined();
+      data = result.data;
+    });
+    expect(data).toEqual({ categories: { nodes: [{ pets: { nodes: [{ name: 'Rex', category: { name: 'Dogs' } }, { name: 'Bella', category: { name: 'Dogs' } }] } }] } });
+    const page = statements.find((text) => text.includes('CROSS JOIN LATERAL'));
+    expect(page).toContain('(SELECT p.id, p.name, p.category_id, c.name AS c_name FROM pets p JOIN categories c');
+    // categories, then their pets with their category names: no statement for the categories again
+    expect(statements).toHaveLength(2);
+  });
 });
 
 describe('pets by id', () => {
