@@ -1,9 +1,19 @@
-import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import {
+  type FieldNode,
+  type GraphQLResolveInfo,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  getDirectiveValues,
+  Kind,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
 
 /**
  * The names of the fields selected below the resolver's field, along `path` (such as
- * ['edges', 'node']), through fragments and inline fragments: what a resolver needs to decide,
- * ahead of execution, which relations to join into its query.
+ * ['edges', 'node']), through fragments and inline fragments, aliases merged, leaving out what
+ * @skip or @include leaves out: what a resolver needs to decide, ahead of execution, which
+ * columns and relations to read.
  */
 export function selectedFields(info: GraphQLResolveInfo, path: string[] = []): Set<string> {
   let level: FieldNode[] = [...info.fieldNodes];
@@ -15,6 +25,7 @@ function fieldsOf(nodes: readonly FieldNode[], info: GraphQLResolveInfo): FieldN
   const fields: FieldNode[] = [];
   const visit = (selectionSet: SelectionSetNode | undefined) => {
     for (const selection of selectionSet?.selections ?? []) {
+      if (!included(selection, info)) continue;
       if (selection.kind === Kind.FIELD) fields.push(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
       else visit(info.fragments[selection.name.value]?.selectionSet);
@@ -22,4 +33,11 @@ function fieldsOf(nodes: readonly FieldNode[], info: GraphQLResolveInfo): FieldN
   };
   for (const node of nodes) visit(node.selectionSet);
   return fields;
+}
+
+/** As graphql-js decides when it collects fields: @skip(if: true) or @include(if: false) leave a selection out. */
+function included(selection: SelectionNode, info: GraphQLResolveInfo): boolean {
+  if (!selection.directives?.length) return true;
+  if (getDirectiveValues(GraphQLSkipDirective, selection, info.variableValues)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, selection, info.variableValues)?.if !== false;
 }

@@ -5,37 +5,50 @@ import type { Page, PageRequest } from '../common/page';
 import type { Category } from './category.entity';
 import type { CategoryService } from './category.service';
 import type { Pet } from './pet.entity';
-import type { PetFilter, PetRelations } from './pet.queries';
+import type { PetFilter } from './pet.queries';
+import { PET_COLUMNS, type PetShape, shapeKey, unionOf } from './pet-shape';
 import type { PetService } from './pet.service';
+
+export interface PetKey {
+  id: string;
+  shape: PetShape;
+}
 
 export interface PetsOfCategoryKey extends PageRequest {
   categoryId: string;
+  shape: PetShape;
 }
 
 export type CatalogueLoaders = ReturnType<typeof createCatalogueLoaders>;
 
 /** Per-request loaders for the catalogue: each batches one tick's lookups into one statement. */
 export function createCatalogueLoaders(services: { pets: PetService; categories: CategoryService }) {
-  const petsWith = new Map<string, DataLoader<string, Pet | null>>();
-  /** Pets by id with `relations` joined in: aliased `pet(id)` fields of one shape share one statement. */
-  const petByIdWith = (relations: PetRelations): DataLoader<string, Pet | null> => {
-    const key = `${relations.category ? 'c' : ''}${relations.inventory ? 'i' : ''}`;
-    let loader = petsWith.get(key);
-    if (!loader) {
-      loader = new DataLoader(async (ids) => alignByKey(ids, await services.pets.findByIds(ids, relations), (pet) => pet.id));
-      petsWith.set(key, loader);
-    }
-    return loader;
-  };
+  /**
+   * Pets by id, each read with the columns its selection needs: one tick's lookups, whatever
+   * their shapes, share one statement selecting the union of those shapes.
+   */
+  const petByKey = new DataLoader<PetKey, Pet | null, string>(
+    async (keys) => {
+      const ids = [...new Set(keys.map((key) => key.id))];
+      const pets = await services.pets.findByIds(ids, unionOf(keys.map((key) => key.shape)));
+      return alignByKey(
+        keys.map((key) => key.id),
+        pets,
+        (pet) => pet.id,
+      );
+    },
+    { cacheKeyFn: (key) => `${shapeKey(key.shape)}/${key.id}` },
+  );
   return {
-    petById: petByIdWith({}),
-    petByIdWith,
+    petByKey,
+    /** A pet with its own columns: for readers that know no selection (order.pet, stock.pet, events). */
+    petById: { load: (id: string) => petByKey.load({ id, shape: PET_COLUMNS }) },
     categoryById: new DataLoader<string, Category | null>(async (ids) =>
       alignByKey(ids, await services.categories.findByIds(ids), (category) => category.id),
     ),
     petsOfCategory: new DataLoader<PetsOfCategoryKey, Page<Pet>, string>(
       (keys) => loadPetsOfCategories(services.pets, keys),
-      { cacheKeyFn: (key) => `${key.categoryId}/${key.first}/${key.afterId ?? ''}` },
+      { cacheKeyFn: (key) => `${key.categoryId}/${pageKey(key)}` },
     ),
     /** Counts by filter: aliases counting the same filter share one statement. */
     petCount: new DataLoader<PetFilter, Count, string>((filters) => Promise.all(filters.map((filter) => services.pets.count(filter))), {
@@ -48,11 +61,13 @@ export function createCatalogueLoaders(services: { pets: PetService; categories:
   };
 }
 
-/** Keys asking for the same page size and cursor share one statement. */
+const pageKey = (key: PetsOfCategoryKey) => `${key.first}/${key.afterId ?? ''}/${shapeKey(key.shape)}`;
+
+/** Keys asking for the same page size, cursor and shape share one statement. */
 async function loadPetsOfCategories(pets: PetService, keys: readonly PetsOfCategoryKey[]): Promise<Page<Pet>[]> {
   const groups = new Map<string, PetsOfCategoryKey[]>();
   for (const key of keys) {
-    const group = `${key.first}/${key.afterId ?? ''}`;
+    const group = pageKey(key);
     groups.set(group, [...(groups.get(group) ?? []), key]);
   }
   const pages = new Map<PetsOfCategoryKey, Page<Pet>>();
@@ -61,6 +76,7 @@ async function loadPetsOfCategories(pets: PetService, keys: readonly PetsOfCateg
       const byCategory = await pets.listByCategories(
         group.map((key) => key.categoryId),
         group[0],
+        group[0].shape,
       );
       for (const key of group) pages.set(key, byCategory.get(key.categoryId) ?? { rows: [], hasNextPage: false });
     }),

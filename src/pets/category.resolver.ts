@@ -1,4 +1,5 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Authorized, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
@@ -7,7 +8,8 @@ import { PagingArgs } from '../common/paging.args';
 import { COST } from '../common/query-cost';
 import { Category } from './category.entity';
 import { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
-import { PetConnection } from './pet.resolver';
+import { nodeSelection, PetConnection } from './pet.resolver';
+import { shapeOfSelection } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of categories.' })
@@ -27,8 +29,8 @@ export class CategoryResolver {
   }
 
   @FieldResolver(() => PetConnection, { complexity: COST.LOOKUP, description: 'The pets of this category, in id order.' })
-  async pets(@Root() category: Category, @Args() paging: PagingArgs, @Ctx() { loaders }: Context) {
-    const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging) });
+  async pets(@Root() category: Category, @Args() paging: PagingArgs, @Ctx() { loaders }: Context, @Info() info: GraphQLResolveInfo) {
+    const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging), shape: shapeOfSelection(nodeSelection(info)) });
     return toConnection(page, () => loaders.petCountOfCategory.load(category.id));
   }
 

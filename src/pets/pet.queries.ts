@@ -8,12 +8,7 @@ import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import type { PetStatus } from './pet-status';
-
-/** The relations a read joins in, because the GraphQL selection asks for them. */
-export interface PetRelations {
-  category?: boolean;
-  inventory?: boolean;
-}
+import { type PetPart, type PetShape, PET_COLUMNS, PET_PARTS, petShape, shapeKey } from './pet-shape';
 
 export interface PetFilter {
   status?: PetStatus | null;
@@ -21,11 +16,12 @@ export interface PetFilter {
   nameContains?: string | null;
 }
 
+/** A row as a shape selects it: id always, the other columns when the shape holds them. */
 export interface PetRow {
   id: string;
-  name: string;
-  category_id: string;
-  status: PetStatus;
+  name?: string;
+  category_id?: string;
+  status?: PetStatus;
   c_name?: string;
   c_description?: string | null;
   i_quantity?: number;
@@ -33,25 +29,54 @@ export interface PetRow {
 }
 
 
-function selectFrom(relations: PetRelations): string {
+/** The SQL of each column a shape may hold. */
+const COLUMN_SQL: Partial<Record<PetPart, string>> = {
+  name: 'p.name',
+  category_id: 'p.category_id',
+  status: 'p.status',
+  c_name: 'c.name AS c_name',
+  c_description: 'c.description AS c_description',
+  i_quantity: 'i.quantity AS i_quantity',
+  i_status: 'i.status AS i_status',
+};
+
+function selectFrom(shape: PetShape): string {
   // created_at is not in the schema: parsing it for every row would be wasted work.
-  const columns = ['p.id', 'p.name', 'p.category_id', 'p.status'];
+  const columns = ['p.id', ...PET_PARTS.filter((part) => shape.has(part) && COLUMN_SQL[part]).map((part) => COLUMN_SQL[part])];
   const joins: string[] = [];
-  if (relations.category) {
-    columns.push('c.name AS c_name', 'c.description AS c_description');
-    joins.push('JOIN categories c ON c.id = p.category_id');
-  }
-  if (relations.inventory) {
-    columns.push('i.quantity AS i_quantity', 'i.status AS i_status');
-    joins.push('JOIN inventory_items i ON i.pet_id = p.id');
-  }
+  if (shape.has('category')) joins.push('JOIN categories c ON c.id = p.category_id');
+  if (shape.has('inventory')) joins.push('JOIN inventory_items i ON i.pet_id = p.id');
   return `SELECT ${columns.join(', ')} FROM pets p ${joins.join(' ')}`;
+}
+
+/**
+ * A page's LIMIT, written into the text: with `LIMIT $n` PostgreSQL costs a generic plan for a
+ * tenth of the table, finds it dearer than a plan for the value, and so plans every execution
+ * afresh. Page sizes are bounded (MAX_PAGE_SIZE), so the texts are too.
+ */
+function limitText(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`expected a positive integer LIMIT, got ${limit}`);
+  return `LIMIT ${limit}`;
+}
+
+/** How many statement names this process gives out; past it, statements run unnamed. */
+export const MAX_STATEMENT_NAMES = 500;
+const named = new Set<string>();
+
+/**
+ * Names are prepared on every connection that runs them and kept there: however many shapes,
+ * page sizes and filters clients combine, each connection holds at most MAX_STATEMENT_NAMES.
+ * A statement past the bound is planned for each execution: slower, never wrong.
+ */
+function boundedName(name: string): string {
+  if (!name || named.has(name)) return name;
+  if (named.size >= MAX_STATEMENT_NAMES) return '';
+  named.add(name);
+  return name;
 }
 
 /** Adds a parameter to `values`, returning its placeholder. */
 const bind = (values: unknown[]) => (value: unknown) => `$${values.push(value)}`;
-
-const relationsKey = (relations: PetRelations) => `${relations.category ? 'c' : ''}${relations.inventory ? 'i' : ''}`;
 
 /** The WHERE clause of a filter; `values` grows with its parameters. */
 function whereOf(filter: PetFilter, values: unknown[]): { clauses: string[]; key: string } {
@@ -74,43 +99,57 @@ function whereOf(filter: PetFilter, values: unknown[]): { clauses: string[]; key
 }
 
 /**
- * A statement's name: none for a name search, so that PostgreSQL plans each for its own text (the
+ * A count's name: none for a name search, so that PostgreSQL plans each for its own text (the
  * trigram index, the length index or a scan) rather than once for every text.
  */
 const nameOf = (name: string, filterKey: string) => (filterKey.includes('n') ? '' : name);
 
-export function petsByIds(ids: readonly string[], relations: PetRelations): Statement {
-  return {
-    name: `pets-by-ids-${relationsKey(relations)}`,
-    text: `${selectFrom(relations)} WHERE p.id = ANY($1::bigint[])`,
-    values: [ids],
-  };
+/**
+ * Pets by id. One id by `= $1`, whose generic plan PostgreSQL keeps; `= ANY($1)` only for a real
+ * batch (its generic plan is costed for an array of unknown length, so each is planned afresh).
+ */
+export function petsByIds(ids: readonly string[], shape: PetShape = PET_COLUMNS): Statement {
+  const key = shapeKey(shape);
+  return ids.length === 1
+    ? { name: boundedName(`pet-by-id-${key}`), text: `${selectFrom(shape)} WHERE p.id = $1`, values: [ids[0]] }
+    : { name: boundedName(`pets-by-ids-${key}`), text: `${selectFrom(shape)} WHERE p.id = ANY($1::bigint[])`, values: [ids] };
 }
 
 /** One page, in id order: LIMIT first + 1, the extra row telling that another page follows. */
-export function petsPage(filter: PetFilter, page: PageRequest, relations: PetRelations): Statement {
+export function petsPage(filter: PetFilter, page: PageRequest, shape: PetShape = PET_COLUMNS): Statement {
   const values: unknown[] = [];
   const { clauses, key } = whereOf(filter, values);
   const { after, orderBy, limit } = keyset('p.id', page, bind(values));
   if (after) clauses.push(after);
+  if (after && shape.has('inventory')) {
+    // The same cursor on the stock's key: the merge join then starts both scans at the cursor,
+    // where it would otherwise read the stock from its first row (PostgreSQL infers equalities, not ranges).
+    clauses.push(after.replace('p.id', 'i.pet_id'));
+  }
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
   return {
-    name: nameOf(`pets-page-${key}${page.afterId ? 'a' : ''}-${relationsKey(relations)}`, key),
-    text: `${selectFrom(relations)} ${where} ORDER BY ${orderBy} LIMIT ${bind(values)(limit)}`,
+    // A filtered page is planned for its values: a generic plan for `status = $1` fitted to the
+    // statuses most pets have walks the whole table for one no pet has.
+    name: key ? '' : boundedName(`pets-page${page.afterId ? '-a' : ''}-${limit}-${shapeKey(shape)}`),
+    text: `${selectFrom(shape)} ${where} ORDER BY ${orderBy} ${limitText(limit)}`,
     values,
   };
 }
 
-/** The same page of pets for each of several categories, in one statement. */
-export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest): Statement {
+/**
+ * The same page of pets for each of several categories, in one statement. The rows carry
+ * category_id whatever `shape` asks: they are grouped by it.
+ */
+export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest, shape: PetShape = PET_COLUMNS): Statement {
   const values: unknown[] = [categoryIds];
+  const withCategory = petShape([...shape, 'category_id']);
   const { after, orderBy, limit } = keyset('p.id', page, bind(values));
   const where = ['p.category_id = wanted.id', ...(after ? [after] : [])].join(' AND ');
   return {
-    name: `pets-of-categories-page${page.afterId ? '-a' : ''}`,
+    name: boundedName(`pets-of-categories-page${page.afterId ? '-a' : ''}-${limit}-${shapeKey(withCategory)}`),
     text:
       `SELECT page.* FROM unnest($1::bigint[]) AS wanted(id) CROSS JOIN LATERAL ` +
-      `(${selectFrom({})} WHERE ${where} ORDER BY ${orderBy} LIMIT ${bind(values)(limit)}) page`,
+      `(${selectFrom(withCategory)} WHERE ${where} ORDER BY ${orderBy} ${limitText(limit)}) page`,
     values,
   };
 }
@@ -154,23 +193,26 @@ export function countOf(total: number): Count {
   return total > COUNT_BOUND ? { total: COUNT_BOUND, exact: false } : { total, exact: true };
 }
 
-/** A pet from its row, with the relations the row carries attached. */
-export function petFromRow(row: PetRow): Pet {
-  const pet = Object.assign(new Pet(), {
-    id: row.id,
-    name: row.name,
-    categoryId: row.category_id,
-    status: row.status,
-  });
-  if (row.c_name !== undefined) {
-    pet.category = Object.assign(new Category(), {
-      id: row.category_id,
-      name: row.c_name,
-      description: row.c_description ?? null,
-    });
+/** A pet from its row, with the relations its shape joined in attached. */
+export function petFromRow(row: PetRow, shape: PetShape = PET_COLUMNS): Pet {
+  const pet = new Pet();
+  pet.id = row.id;
+  if (row.name !== undefined) pet.name = row.name;
+  if (row.category_id !== undefined) pet.categoryId = row.category_id;
+  if (row.status !== undefined) pet.status = row.status;
+  if (shape.has('category')) {
+    const category = new Category();
+    if (row.category_id !== undefined) category.id = row.category_id;
+    if (row.c_name !== undefined) category.name = row.c_name;
+    if (row.c_description !== undefined) category.description = row.c_description;
+    pet.category = category;
   }
-  if (row.i_quantity !== undefined) {
-    pet.inventory = Object.assign(new InventoryItem(), { petId: row.id, quantity: row.i_quantity, status: row.i_status });
+  if (shape.has('inventory')) {
+    const inventory = new InventoryItem();
+    inventory.petId = row.id;
+    if (row.i_quantity !== undefined) inventory.quantity = row.i_quantity;
+    if (row.i_status !== undefined) inventory.status = row.i_status;
+    pet.inventory = inventory;
   }
   return pet;
 }

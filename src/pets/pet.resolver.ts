@@ -11,16 +11,17 @@ import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
-import type { PetRelations } from './pet.queries';
+import { type SelectionAt, shapeOfSelection } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of pets.' })
 export class PetConnection extends Connection(Pet, 'pet') {}
 
-/** The relations a selection of pet fields asks for: joined into the same statement. */
-function relationsOf(fields: Set<string>): PetRelations {
-  return { category: fields.has('category'), inventory: fields.has('inventory') };
-}
+/** The pet fields a connection selects, through `nodes` and `edges { node }` alike. */
+export const nodeSelection =
+  (info: GraphQLResolveInfo): SelectionAt =>
+  (path) =>
+    new Set([...selectedFields(info, ['nodes', ...path]), ...selectedFields(info, ['edges', 'node', ...path])]);
 
 /** The fields of a connection that show its page. */
 const PAGE_FIELDS = new Set(['nodes', 'edges', 'pageInfo']);
@@ -34,7 +35,7 @@ export class PetResolver {
     @Ctx() { loaders }: Context,
     @Info() info: GraphQLResolveInfo,
   ) {
-    return loaders.petByIdWith(relationsOf(selectedFields(info))).load(id);
+    return loaders.petByKey.load({ id, shape: shapeOfSelection((path) => selectedFields(info, path)) });
   }
 
   @Query(() => PetConnection, { description: 'Pets in id order, a page at a time.' })
@@ -47,8 +48,7 @@ export class PetResolver {
   ) {
     // A count alone (`pets { totalCount }`) shows no page: its statement is skipped.
     const asksForPage = [...selectedFields(info)].some((field) => PAGE_FIELDS.has(field));
-    const fields = new Set([...selectedFields(info, ['nodes']), ...selectedFields(info, ['edges', 'node'])]);
-    const page = asksForPage ? await services.pets.list(filter ?? {}, pageRequest(paging), relationsOf(fields)) : NO_PAGE;
+    const page = asksForPage ? await services.pets.list(filter ?? {}, pageRequest(paging), shapeOfSelection(nodeSelection(info))) : NO_PAGE;
     return toConnection(page, () => loaders.petCount.load(filter ?? {}));
   }
 

@@ -11,7 +11,6 @@ import type { NewPetInput, PetUpdateInput } from './pet.inputs';
 import {
   countOf,
   type PetFilter,
-  type PetRelations,
   type PetRow,
   petFromRow,
   petsByIds,
@@ -21,18 +20,19 @@ import {
   petsPage,
 } from './pet.queries';
 import { PetStatus } from './pet-status';
+import { PET_COLUMNS, type PetShape } from './pet-shape';
 import { insertStock } from './stock-status';
 
 export class PetService {
   constructor(private readonly db: Statements) {}
 
-  /** Pets by id, with the relations asked for joined in: one statement. */
-  async findByIds(ids: readonly string[], relations: PetRelations = {}): Promise<Pet[]> {
-    return (await this.db.rows<PetRow>(petsByIds(ids, relations))).map(petFromRow);
+  /** Pets by id, with the columns and relations `shape` asks for: one statement. */
+  async findByIds(ids: readonly string[], shape: PetShape = PET_COLUMNS): Promise<Pet[]> {
+    return (await this.db.rows<PetRow>(petsByIds(ids, shape))).map((row) => petFromRow(row, shape));
   }
 
-  async list(filter: PetFilter, page: PageRequest, relations: PetRelations = {}): Promise<Page<Pet>> {
-    return toPage((await this.db.rows<PetRow>(petsPage(filter, page, relations))).map(petFromRow), page.first);
+  async list(filter: PetFilter, page: PageRequest, shape: PetShape = PET_COLUMNS): Promise<Page<Pet>> {
+    return toPage((await this.db.rows<PetRow>(petsPage(filter, page, shape))).map((row) => petFromRow(row, shape)), page.first);
   }
 
   async count(filter: PetFilter): Promise<Count> {
@@ -41,10 +41,10 @@ export class PetService {
   }
 
   /** One page of pets for each of several categories, in one statement. */
-  async listByCategories(categoryIds: readonly string[], page: PageRequest): Promise<Map<string, Page<Pet>>> {
-    const rows = await this.db.rows<PetRow>(petsOfCategoriesPage(categoryIds, page));
+  async listByCategories(categoryIds: readonly string[], page: PageRequest, shape: PetShape = PET_COLUMNS): Promise<Map<string, Page<Pet>>> {
+    const rows = await this.db.rows<PetRow>(petsOfCategoriesPage(categoryIds, page, shape));
     const grouped = new Map<string, Pet[]>(categoryIds.map((id) => [id, []]));
-    for (const row of rows) grouped.get(row.category_id)?.push(petFromRow(row));
+    for (const row of rows) grouped.get(row.category_id as string)?.push(petFromRow(row, shape));
     return new Map([...grouped].map(([id, pets]) => [id, toPage(pets, page.first)]));
   }
 

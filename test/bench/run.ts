@@ -4,6 +4,7 @@ import { checkAnswers } from './answers';
 import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
 import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
+import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
@@ -14,7 +15,8 @@ import type { Target } from './scenarios';
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
  * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
- * million pets, scale.ts) runs some scenarios only.
+ * million pets, scale.ts) runs some scenarios only. Beside each server's CPU per request it reports
+ * PostgreSQL's (its backends' process time, pg-cpu.ts) when PostgreSQL runs on this machine.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
  * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
@@ -52,6 +54,8 @@ const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphil
 interface Measured extends LoadResult {
   statementsPerRequest: number;
   cpuMsPerRequest: number;
+  /** PostgreSQL's CPU per request: its backends' process time over the run (pg-cpu.ts). */
+  pgCpuMsPerRequest: number;
   /** `attack` only: attack requests sent, and served with their counts. */
   attackRequests?: number;
   attackServed?: number;
@@ -59,17 +63,20 @@ interface Measured extends LoadResult {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-async function measure(server: BenchServer, scenario: string, firstRequest: number): Promise<Measured> {
+async function measure(server: BenchServer, scenario: string, firstRequest: number, databaseUrl: string): Promise<Measured> {
   if (scenario === 'attack') return measureAttack(server, firstRequest);
   const target = targetOf(server.name);
   await runLoad(server.port, scenario, target, WARM_UP_SECONDS, firstRequest);
   const before = await server.stats();
+  const pgBefore = await backendCpu(databaseUrl);
   const result = await runLoad(server.port, scenario, target, SECONDS, firstRequest + 100_000);
+  const pgAfter = await backendCpu(databaseUrl);
   const after = await server.stats();
   return {
     ...result,
     statementsPerRequest: (after.statements - before.statements) / result.requests,
     cpuMsPerRequest: (after.cpuMicros - before.cpuMicros) / 1000 / result.requests,
+    pgCpuMsPerRequest: cpuSpent(pgBefore, pgAfter) / 1000 / result.requests,
   };
 }
 
@@ -86,6 +93,7 @@ async function measureAttack(server: BenchServer, firstRequest: number): Promise
     ...victim,
     statementsPerRequest: (after.statements - before.statements) / (victim.requests + attack.requests),
     cpuMsPerRequest: (after.cpuMicros - before.cpuMicros) / 1000 / (victim.requests + attack.requests),
+    pgCpuMsPerRequest: NaN,
     attackRequests: attack.requests,
     attackServed: attack.requests - attack.mismatches,
   };
@@ -125,7 +133,7 @@ async function main(): Promise<void> {
       for (const [scenario, contenders] of PLAN) {
         if (scenario === 'attack' && round > 1) continue;
         for (const contender of contenders) {
-          const result = await measure(servers.get(contender)!, scenario, requestNumber);
+          const result = await measure(servers.get(contender)!, scenario, requestNumber, databaseUrl);
           requestNumber += result.requests + 100_000;
           const key = `${scenario}\t${contender}`;
           runs.set(key, [...(runs.get(key) ?? []), result]);
@@ -190,26 +198,28 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, fanOut:
         p99: medianOf(key, 'p99'),
         sqlPerRequest: Number(medianOf(key, 'statementsPerRequest').toFixed(2)),
         cpuMsPerRequest: Number(medianOf(key, 'cpuMsPerRequest').toFixed(3)),
+        pgCpuMsPerRequest: Number(medianOf(key, 'pgCpuMsPerRequest').toFixed(3)),
         failed: (runs.get(key) ?? []).reduce((sum, run) => sum + run.errors + run.mismatches, 0),
         unavailable: (runs.get(key) ?? []).reduce((sum, run) => sum + run.unavailable, 0),
       });
     }
   }
-  const header = '| scenario | server | req/s | ×PostGraphile | ×raw GET | ×raw POST | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | RSS after load MB | failed | 503 |';
+  const header = '| scenario | server | req/s | ×PostGraphile | ×raw GET | ×raw POST | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | PG CPU ms/req | RSS after load MB | failed | 503 |';
   const times = (ratio: unknown) => (Number.isNaN(ratio) ? '' : `${ratio}×`);
   const lines = rows.map(
     (row) =>
       `| ${row.scenario} | ${row.contender} | ${row.reqPerSec} | ${times(row.xPostGraphile)} | ${times(row.xRawGet)} | ${times(row.xRawPost)} | ${row.ratio}× | ` +
-      `${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${row.rssMb} | ${row.failed} | ${row.unavailable} |`,
+      `${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${Number.isNaN(row.pgCpuMsPerRequest) ? '' : row.pgCpuMsPerRequest} | ${row.rssMb} | ${row.failed} | ${row.unavailable} |`,
   );
-  const table = [header, `|${'---|'.repeat(14)}`, ...lines].join('\n');
+  const table = [header, `|${'---|'.repeat(15)}`, ...lines].join('\n');
   const find = (scenario: string, contender: string) =>
     rows.find((row) => row.scenario === scenario && row.contender === contender) ??
-    ({ ratio: NaN, sqlPerRequest: NaN, p99: NaN, unavailable: NaN, xPostGraphile: NaN, xRawGet: NaN, cpuMsPerRequest: NaN } as Record<string, number>);
+    ({ ratio: NaN, sqlPerRequest: NaN, p99: NaN, unavailable: NaN, xPostGraphile: NaN, xRawGet: NaN, cpuMsPerRequest: NaN, pgCpuMsPerRequest: NaN } as Record<string, number>);
   const targets = [
     // Issue 14's goals, each against a contender of the same run.
     ['Q1, Q2 ≥ 1.15× PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').xPostGraphile) >= 1.15)],
     ['Q1, Q2 CPU ms/req ≤ 0.85× PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').cpuMsPerRequest) <= 0.85 * Number(find(s, 'postgraphile').cpuMsPerRequest))],
+    ['Q1, Q2 PG CPU ms/req ≤ PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').pgCpuMsPerRequest) <= Number(find(s, 'postgraphile').pgCpuMsPerRequest))],
     ['Q1, Q2 p99 ≤ PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').p99) <= Number(find(s, 'postgraphile').p99))],
     ['Q1 ≥ 0.32× raw GET (long-term 0.40×)', Number(find('Q1', 'gateway').xRawGet) >= 0.32],
     ['Q2 ≥ 0.28× raw GET', Number(find('Q2', 'gateway').xRawGet) >= 0.28],

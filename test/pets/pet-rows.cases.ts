@@ -4,6 +4,7 @@ import { InventoryItem } from '../../src/pets/inventory-item.entity';
 import { Pet } from '../../src/pets/pet.entity';
 import { PetStatus } from '../../src/pets/pet-status';
 import { type PetRow, petFromRow, petsByIds } from '../../src/pets/pet.queries';
+import { WHOLE_PET } from '../../src/pets/pet-shape';
 import { Statements } from '../../src/sql/statements';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 const readRow = async (dataSource: DataSource) =>
-  (await new Statements(dataSource).rows<PetRow>(petsByIds([petId], { category: true, inventory: true })))[0];
+  (await new Statements(dataSource).rows<PetRow>(petsByIds([petId], WHOLE_PET)))[0];
 
 const metadataOf = (dataSource: DataSource, entity: typeof Pet | typeof Category | typeof InventoryItem) => dataSource.getMetadata(entity);
 const columnsOf = (metadata: EntityMetadata) => metadata.columns.map((column) => `${metadata.tableName}.${column.databaseName}`);
@@ -60,7 +61,7 @@ it('selects only columns the entities have', async () => {
 });
 
 it('maps every column of the entities, as TypeORM loads them', async () => {
-  const mapped = petFromRow(await readRow(db.dataSource));
+  const mapped = petFromRow(await readRow(db.dataSource), WHOLE_PET);
   const loaded = {
     pet: await db.dataSource.getRepository(Pet).findOneByOrFail({ id: petId }),
     category: await db.dataSource.getRepository(Category).findOneByOrFail({ id: mapped.categoryId }),

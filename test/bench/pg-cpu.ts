@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { Client } from 'pg';
+
+/** CPU microseconds of each backend process serving a database, by pid. */
+export type BackendCpu = Map<number, number>;
+
+/** /proc/<pid>/stat counts CPU in clock ticks: 100 a second on Linux. */
+const MICROS_PER_TICK = 10_000;
+
+/**
+ * The PostgreSQL side of a request's cost: the CPU time (utime + stime, /proc/<pid>/stat) of the
+ * backends connected to the database, read on the machine PostgreSQL runs on. Empty where /proc
+ * does not show them (a remote server): the bench then reports no figure.
+ */
+export async function backendCpu(databaseUrl: string): Promise<BackendCpu> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    const cpu: BackendCpu = new Map();
+    for (const { pid } of rows) {
+      const micros = cpuOfProcess(pid);
+      if (micros !== undefined) cpu.set(pid, micros);
+    }
+    return cpu;
+  } finally {
+    await client.end();
+  }
+}
+
+function cpuOfProcess(pid: number): number | undefined {
+  try {
+    // The command name, in parentheses, may hold spaces: the fields are counted after it.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * MICROS_PER_TICK;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The CPU the backends spent between two readings, in microseconds: a backend that appeared
+ * counts from zero; one that left is not counted (idle connections of other servers closing).
+ */
+export function cpuSpent(before: BackendCpu, after: BackendCpu): number {
+  if (after.size === 0) return NaN;
+  let micros = 0;
+  for (const [pid, now] of after) micros += now - (before.get(pid) ?? 0);
+  return micros;
+}
