@@ -33,6 +33,14 @@ withPgBouncer('session settings behind PgBouncer', () => {
     );
   });
 
+  it('names DATABASE_DIRECT_URL when the direct connection cannot be made', async () => {
+    const unreachable = new URL(direct.url);
+    unreachable.port = '1';
+    await expect(openPooled(await bouncer(5_000), { url: unreachable.toString() })).rejects.toThrow(
+      /^Database error: PostgreSQL on 127\.0\.0\.1:1 cannot be reached \(ECONNREFUSED\); is it running, and is DATABASE_DIRECT_URL right\?$/,
+    );
+  });
+
   it('refuses to start on sessions whose timeouts are longer than DATABASE_STATEMENT_TIMEOUT_MS', async () => {
     await expect(openPooled(await bouncer(5_000), direct, { statementTimeoutMs: 1_000 })).rejects.toThrow(/statement_timeout 5000 ms and idle_in_transaction_session_timeout 5000 ms, where DATABASE_STATEMENT_TIMEOUT_MS is 1000 ms/);
   });
