@@ -7,9 +7,10 @@ withPgBouncer('migrations behind PgBouncer', () => {
   const serverUrl = process.env.DATABASE_URL as string;
   let bouncer: PgBouncer;
   const name = `petstore_pooler_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const url = withDatabase(serverUrl, name);
+  let url: string;
   const opened: TestDatabase[] = [];
   beforeAll(async () => {
+    url = withDatabase(serverUrl, name);
     bouncer = await startPgBouncer(serverUrl, { serverPoolSize: 2 });
     await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   });
