@@ -103,7 +103,7 @@ async function migrateOn(directUrl: string, settings: Omit<DataSourceOptions, 'u
  */
 async function checkPooledTimeouts(dataSource: DataSource, limitMs: number): Promise<void> {
   const { rows } = await poolOf(dataSource).query<{ name: string; setting: string; database: string }>(
-    "SELECT name, setting, current_database() AS database FROM pg_settings WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout') ORDER BY name DESC",
+    "SELECT name, setting, quote_ident(current_database()) AS database FROM pg_settings WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout') ORDER BY name DESC",
   );
   const wrong = rows.filter(({ setting }) => Number(setting) === 0 || Number(setting) > limitMs);
   if (wrong.length === 0) return;
