@@ -1,6 +1,7 @@
 /**
  * The DataSource the TypeORM CLI uses (`npm run migration:run`, `npm run migration:generate`).
- * It needs DATABASE_URL: migrations are generated against, and applied to, a real PostgreSQL.
+ * It needs DATABASE_URL: migrations are generated against, and applied to, a real PostgreSQL;
+ * DATABASE_DIRECT_URL instead when set, as the gateway migrates past a transaction-mode pooler.
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
@@ -8,7 +9,8 @@ import { DATABASE_DEFAULTS } from './src/config';
 import { describeConnectFailure } from './src/db/connect-failure';
 import { createDataSource } from './src/db/data-source';
 
-const url = process.env.DATABASE_URL;
+const variable = process.env.DATABASE_DIRECT_URL ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
+const url = process.env[variable];
 if (!url) {
   console.error('DATABASE_URL: expected a postgres:// URL for the TypeORM CLI, got nothing');
   process.exit(1);
@@ -23,7 +25,7 @@ async function reachableDataSource(url: string) {
   try {
     await client.connect();
   } catch (error) {
-    const line = describeConnectFailure(error, url);
+    const line = describeConnectFailure(error, url, variable);
     if (line === undefined) throw error;
     console.error(line);
     process.exit(1);

@@ -110,7 +110,7 @@ export async function createApp(
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
-    : await listenForChanges((dataSource.options as { url: string }).url, onChange, logger);
+    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger);
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const admitter = new Admitter<Caller>({
     limiter,

@@ -15,6 +15,10 @@ export interface Config {
   pgliteDataDir: string;
   /** Connections in each instance's PostgreSQL pool (the embedded database always takes one). */
   databasePoolSize: number;
+  /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), so nothing lives in a pooled session. */
+  databasePoolMode: DatabasePoolMode;
+  /** Straight to PostgreSQL, for what needs a session (LISTEN, the migrations' lock); required in transaction mode. */
+  databaseDirectUrl?: string;
   /** A statement running longer is cancelled by PostgreSQL; a request then gets 503. */
   databaseStatementTimeoutMs: number;
   /** How long opening a PostgreSQL connection may take. */
@@ -49,6 +53,9 @@ export interface TrustedDocumentsManifest {
   file: string;
   documents: Map<string, string>;
 }
+
+export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
+export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 
 export const TRUSTED_DOCUMENTS_ONLY = ['off', 'anonymous', 'keys', 'all'] as const;
 export type TrustedDocumentsOnly = (typeof TRUSTED_DOCUMENTS_ONLY)[number];
@@ -89,6 +96,8 @@ export const ENVIRONMENT_VARIABLES = [
   'DATABASE_URL',
   'PGLITE_DATA_DIR',
   'DATABASE_POOL_SIZE',
+  'DATABASE_POOL_MODE',
+  'DATABASE_DIRECT_URL',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_CONNECT_TIMEOUT_MS',
   'REDIS_URL',
@@ -302,6 +311,28 @@ function manifest(env: Env, name: EnvironmentVariable): TrustedDocumentsManifest
   return { file, documents };
 }
 
+/**
+ * Behind a transaction-mode pooler a session lasts one transaction, so LISTEN and the migrations'
+ * advisory lock need a direct connection: it is required rather than guessed, since LISTEN through
+ * the pooler would go quiet without an error.
+ */
+function poolMode(env: Env, databaseUrl: string | undefined): Pick<Config, 'databasePoolMode' | 'databaseDirectUrl'> {
+  const raw = present(env, 'DATABASE_POOL_MODE')?.toLowerCase() ?? 'session';
+  const mode = DATABASE_POOL_MODES.find((option) => option === raw);
+  if (mode === undefined) throw new ConfigError('DATABASE_POOL_MODE', `${DATABASE_POOL_MODES.join(' or ')}`, raw);
+  const direct = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']);
+  if (mode === 'transaction' && databaseUrl === undefined) {
+    throw new ConfigError('DATABASE_URL', "the pooler's URL when DATABASE_POOL_MODE is transaction", '');
+  }
+  if (direct !== undefined && databaseUrl === undefined) {
+    throw new ConfigError('DATABASE_DIRECT_URL', 'to be unset without DATABASE_URL (the embedded database needs none)', '<set>');
+  }
+  if (mode === 'transaction' && direct === undefined) {
+    throw new ConfigError('DATABASE_DIRECT_URL', 'a postgres:// URL straight to PostgreSQL (for LISTEN and migrations) when DATABASE_POOL_MODE is transaction', '');
+  }
+  return { databasePoolMode: mode, databaseDirectUrl: direct };
+}
+
 function trustedOnly(env: Env, name: EnvironmentVariable, manifestFile: string | undefined): TrustedDocumentsOnly {
   const raw = present(env, name)?.toLowerCase() ?? 'off';
   const value = TRUSTED_DOCUMENTS_ONLY.find((option) => option === raw);
@@ -323,12 +354,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, logLevel);
   }
   const trustedDocuments = manifest(env, 'TRUSTED_DOCUMENTS');
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: host(env, 'HOST', '127.0.0.1'),
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1_000),
+    ...poolMode(env, databaseUrl),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 3_600_000),
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DATABASE_DEFAULTS.connectTimeoutMs, 100, 600_000),
     redis: redisTopology(env),

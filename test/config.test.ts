@@ -11,6 +11,8 @@ describe('loadConfig', () => {
       databasePoolSize: 10,
       databaseStatementTimeoutMs: 5_000,
       databaseConnectTimeoutMs: 2_000,
+      databasePoolMode: 'session',
+      databaseDirectUrl: undefined,
       redis: undefined,
       redisKeyPrefix: 'petstore',
       adminApiKey: undefined,
@@ -65,6 +67,25 @@ describe('loadConfig', () => {
       corsOrigins: ['https://a.example', 'https://b.example:8443'],
       logLevel: 'debug',
     });
+  });
+
+  it('reads a transaction-mode pooler with its direct URL', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@pgbouncer:6432/shop',
+      DATABASE_POOL_MODE: 'Transaction',
+      DATABASE_DIRECT_URL: 'postgresql://u@db:5432/shop',
+    });
+    expect(config).toMatchObject({ databasePoolMode: 'transaction', databaseDirectUrl: 'postgresql://u@db:5432/shop' });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'postgres://u@pgbouncer/shop', DATABASE_POOL_MODE: 'statement' }, /^DATABASE_POOL_MODE: expected session or transaction, got "statement"$/],
+    [{ DATABASE_URL: 'postgres://u@pgbouncer/shop', DATABASE_POOL_MODE: 'transaction' }, /^DATABASE_DIRECT_URL: expected a postgres:\/\/ URL straight to PostgreSQL \(for LISTEN and migrations\) when DATABASE_POOL_MODE is transaction, got ""$/],
+    [{ DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: 'postgres://u@db/shop' }, /^DATABASE_URL: expected the pooler's URL when DATABASE_POOL_MODE is transaction/],
+    [{ DATABASE_DIRECT_URL: 'postgres://u@db/shop' }, /^DATABASE_DIRECT_URL: expected to be unset without DATABASE_URL/],
+    [{ DATABASE_URL: 'postgres://u@pgbouncer/shop', DATABASE_DIRECT_URL: 'redis://db' }, /^DATABASE_DIRECT_URL: expected a postgres: or postgresql:\/\/ URL/],
+  ])('stops on a pool mode without what it needs: %p', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('reads a Redis Cluster, taking TLS and credentials from URL entries', () => {

@@ -20,7 +20,7 @@ const INVALID_AUTHORIZATION = /^28/;
  * One line for a failure to connect to `url`, or undefined for anything else (a bug keeps its
  * stack). The password never appears: only host, port, user and database are named.
  */
-export function describeConnectFailure(error: unknown, url: string): string | undefined {
+export function describeConnectFailure(error: unknown, url: string, variable = 'DATABASE_URL'): string | undefined {
   const { host, port, user, database } = partsOf(url);
   const where = `${host}:${port}`;
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
@@ -28,15 +28,15 @@ export function describeConnectFailure(error: unknown, url: string): string | un
     return (
       `Database error: database "${database}" does not exist on ${where}. ` +
       `Create it with \`createdb -h ${host} -p ${port} -U ${user} ${database}\` ` +
-      `(or CREATE DATABASE in psql), or set DATABASE_URL to one that exists.`
+      `(or CREATE DATABASE in psql), or set ${variable} to one that exists.`
     );
   }
   if (typeof code === 'string' && INVALID_AUTHORIZATION.test(code)) {
-    return `Database error: PostgreSQL on ${where} refused user "${user}" (${String(message)}); check the credentials in DATABASE_URL.`;
+    return `Database error: PostgreSQL on ${where} refused user "${user}" (${String(message)}); check the credentials in ${variable}.`;
   }
   if (isDatabaseUnavailable(error)) {
     const reason = typeof code === 'string' ? code : String(message);
-    return `Database error: PostgreSQL on ${where} cannot be reached (${reason}); is it running, and is DATABASE_URL right?`;
+    return `Database error: PostgreSQL on ${where} cannot be reached (${reason}); is it running, and is ${variable} right?`;
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { DATABASE_DEFAULTS } from '../config';
+import { DATABASE_DEFAULTS, type DatabasePoolMode } from '../config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
@@ -16,6 +16,8 @@ export interface DataSourceOptions {
   statementTimeoutMs?: number;
   /** DATABASE_CONNECT_TIMEOUT_MS */
   connectTimeoutMs?: number;
+  /** DATABASE_POOL_MODE: `transaction` when `url` is a transaction-mode pooler. */
+  poolMode?: DatabasePoolMode;
 }
 
 /** The defaults of DATABASE_CONNECT_TIMEOUT_MS and DATABASE_STATEMENT_TIMEOUT_MS (config.ts). */
@@ -28,6 +30,7 @@ export function createDataSource({
   poolSize = DATABASE_DEFAULTS.poolSize,
   statementTimeoutMs = STATEMENT_TIMEOUT_MS,
   connectTimeoutMs = CONNECT_TIMEOUT_MS,
+  poolMode = 'session',
 }: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
@@ -41,11 +44,21 @@ export function createDataSource({
     connectTimeoutMS: connectTimeoutMs,
     applicationName: 'petstore-gateway',
     extra: {
-      statement_timeout: statementTimeoutMs,
-      idle_in_transaction_session_timeout: statementTimeoutMs,
+      ...sessionTimeouts(poolMode, statementTimeoutMs),
       // Client side too: a severed connection never answers, and the server cannot time that out.
       query_timeout: statementTimeoutMs + 1_000,
       idleTimeoutMillis: embedded ? 0 : 10_000,
     },
   });
+}
+
+/**
+ * The server-side timeouts, sent as startup parameters of each session. A transaction-mode pooler
+ * refuses them (PgBouncer knows only a few such parameters) and would not keep them per client
+ * anyway: behind it the server sessions get them from the database's or role's defaults, or the
+ * pooler's own set-up, which database.ts checks at start-up.
+ */
+function sessionTimeouts(poolMode: DatabasePoolMode, timeoutMs: number): Record<string, number> {
+  if (poolMode === 'transaction') return {};
+  return { statement_timeout: timeoutMs, idle_in_transaction_session_timeout: timeoutMs };
 }

@@ -1,8 +1,9 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import { poolOf } from '../sql/pool';
+import { runUnnamedStatements } from '../sql/prepared';
 import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
-import { createDataSource, type DataSourceOptions } from './data-source';
+import { createDataSource, type DataSourceOptions, STATEMENT_TIMEOUT_MS } from './data-source';
 import { startEmbeddedPostgres } from './embedded';
 
 export interface Database {
@@ -15,14 +16,13 @@ export interface Database {
 /** Any number: the key of the advisory lock that lets one instance at a time migrate. */
 const MIGRATION_LOCK = 7_411_023;
 
+type DatabaseSettings = 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'databasePoolMode' | 'databaseDirectUrl';
+
 /**
  * Connects to PostgreSQL (`DATABASE_URL`) or starts the embedded one, then applies pending
  * migrations under an advisory lock, so that instances starting together migrate once.
  */
-export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'> &
-    Partial<Pick<Config, 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs'>>,
-): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'> & Partial<Pick<Config, DatabaseSettings>>): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.pgliteDataDir);
   let dataSource: DataSource;
   try {
@@ -31,9 +31,12 @@ export async function openDatabase(
       poolSize: config.databasePoolSize,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
+      poolMode: config.databasePoolMode,
+      directUrl: config.databaseDirectUrl,
     });
   } catch (error) {
     await embedded?.stop();
+    if (error instanceof DatabaseConnectError) throw error;
     const line = config.databaseUrl && describeConnectFailure(error, config.databaseUrl);
     throw line ? new DatabaseConnectError(line, error) : error;
   }
@@ -47,22 +50,72 @@ export async function openDatabase(
   };
 }
 
-/** A migrated DataSource on `url`; the embedded database takes one connection. */
+/**
+ * A migrated DataSource on `url`; the embedded database takes one connection. With `directUrl`
+ * the migrations run there, on a connection of their own: behind a transaction-mode pooler
+ * (`poolMode: 'transaction'`) the advisory lock would outlive nothing, since a pooled session
+ * lasts one transaction.
+ */
 export async function connectDatabase(
   url: string,
-  options: Omit<DataSourceOptions, 'url' | 'embedded'> & { embedded: boolean },
+  options: Omit<DataSourceOptions, 'url' | 'embedded'> & { embedded: boolean; directUrl?: string },
 ): Promise<DataSource> {
-  const { embedded } = options;
-  const dataSource = createDataSource({ url, ...options });
+  const { embedded, directUrl, ...settings } = options;
+  if (settings.poolMode === 'transaction' && (embedded || directUrl === undefined)) {
+    throw new Error('A transaction-mode pool needs PostgreSQL at DATABASE_URL and a direct URL for the migrations');
+  }
+  const dataSource = createDataSource({ url, embedded, ...settings });
   await dataSource.initialize();
   try {
     if (embedded) forgetPreparedStatementsOnReconnect(dataSource);
-    await migrate(dataSource);
+    if (settings.poolMode === 'transaction') runUnnamedStatements(poolOf(dataSource));
+    await (directUrl === undefined ? migrate(dataSource) : migrateOn(directUrl, settings));
+    if (settings.poolMode === 'transaction') await checkPooledTimeouts(dataSource, settings.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS);
   } catch (error) {
     await dataSource.destroy();
     throw error;
   }
   return dataSource;
+}
+
+/** Migrates the database at `directUrl` through one session-mode connection, closed afterwards. */
+async function migrateOn(directUrl: string, settings: Omit<DataSourceOptions, 'url'>): Promise<void> {
+  const direct = createDataSource({ ...settings, url: directUrl, poolSize: 1, poolMode: 'session' });
+  try {
+    await direct.initialize();
+  } catch (error) {
+    const line = describeConnectFailure(error, directUrl, 'DATABASE_DIRECT_URL');
+    throw line ? new DatabaseConnectError(line, error) : error;
+  }
+  try {
+    await migrate(direct);
+  } finally {
+    await direct.destroy();
+  }
+}
+
+/**
+ * Through a transaction-mode pooler the gateway cannot give its sessions the statement and
+ * idle-in-transaction timeouts (data-source.ts): the server sessions must have them already, from
+ * the database's or role's defaults or the pooler's set-up. A session without them, or with
+ * longer ones, would break DATABASE_STATEMENT_TIMEOUT_MS's promise, so start-up stops, saying how
+ * to set them.
+ */
+async function checkPooledTimeouts(dataSource: DataSource, limitMs: number): Promise<void> {
+  const { rows } = await poolOf(dataSource).query<{ name: string; setting: string; database: string }>(
+    "SELECT name, setting, quote_ident(current_database()) AS database FROM pg_settings WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout') ORDER BY name DESC",
+  );
+  const wrong = rows.filter(({ setting }) => Number(setting) === 0 || Number(setting) > limitMs);
+  if (wrong.length === 0) return;
+  const found = wrong.map(({ name, setting }) => `${name} ${setting === '0' ? 'off' : `${setting} ms`}`).join(' and ');
+  const { database } = rows[0];
+  throw new DatabaseConnectError(
+    `Database error: sessions behind the pooler at DATABASE_URL run with ${found}, where DATABASE_STATEMENT_TIMEOUT_MS is ${limitMs} ms; ` +
+      `a transaction-mode pooler cannot carry the gateway's own, so set them on the server, e.g. ` +
+      `ALTER DATABASE ${database} SET statement_timeout = ${limitMs}; ALTER DATABASE ${database} SET idle_in_transaction_session_timeout = ${limitMs}; ` +
+      `(or in PgBouncer's connect_query), and reconnect the pooler's server connections.`,
+    undefined,
+  );
 }
 
 /**

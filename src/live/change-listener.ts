@@ -12,7 +12,9 @@ export interface ChangeListener {
 }
 
 /**
- * One dedicated connection per instance, LISTENing on the changes channel: PostgreSQL hands it
+ * One dedicated connection per instance, LISTENing on the changes channel, straight to PostgreSQL
+ * (DATABASE_DIRECT_URL when set: a transaction-mode pooler would hand the session that LISTENs to
+ * other clients between transactions, and its notifications to nobody). PostgreSQL hands it
  * every committed change of every instance, in commit order. A lost connection reconnects; the
  * changes committed meanwhile are not replayed (delivery is at most once, docs/contract.md §9).
  * Resolves once the first attempt is over, so that an instance that is up is listening.

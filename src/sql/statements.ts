@@ -1,7 +1,7 @@
 import type { PoolClient, QueryResultRow } from 'pg';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, Repository } from 'typeorm';
 import { poolOf } from './pool';
-import { runStatement, type Statement } from './prepared';
+import { runStatement, type Statement, statementFor } from './prepared';
 
 /** What each statement takes from: one request's budget (db/statement-budget.ts). */
 export interface Budget {
@@ -36,7 +36,7 @@ export class Statements {
       () => pool.connect(),
       // As pg's own Pool.query does: a connection whose statement failed is not reused.
       (client, error) => client.release(error),
-      (client) => runStatement<T>(client, statement),
+      (client) => runStatement<T>(client, statementFor(pool, statement)),
     );
   }
 

@@ -15,6 +15,13 @@ it('gives the pool and timeouts their documented defaults', () => {
   expect(options.extra).toMatchObject({ statement_timeout: 5_000, idle_in_transaction_session_timeout: 5_000, query_timeout: 6_000 });
 });
 
+it('sends no session settings to a transaction-mode pooler, keeping the client-side timeout', () => {
+  const options = createDataSource({ url: 'postgres://pgbouncer/shop', poolMode: 'transaction' }).options as { extra: Record<string, number> };
+  expect(options.extra).not.toHaveProperty('statement_timeout');
+  expect(options.extra).not.toHaveProperty('idle_in_transaction_session_timeout');
+  expect(options.extra).toMatchObject({ query_timeout: 6_000 });
+});
+
 
 withPostgres('DATABASE_POOL_SIZE and DATABASE_STATEMENT_TIMEOUT_MS on PostgreSQL', () => {
   let migrated: TestDatabase;

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { generateApiKey } from '../../src/auth/key-secret';
+import { startPgBouncer } from '../helpers/pgbouncer-server';
 import { freePort, redisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 import { documented, Recorder, runLoad } from './clients';
@@ -26,6 +27,9 @@ import { loadBalancer } from './load-balancer';
  *                         cluster with pg_ctlcluster, so leave it out on a shared machine
  *   DATABASE_URL          the PostgreSQL server, default postgres://postgres@127.0.0.1:5432/postgres;
  *                         the soak creates a database of its own there and drops it at the end
+ *   SOAK_PGBOUNCER=1      the instances reach it through a PgBouncer of the soak's own in
+ *                         transaction mode (DATABASE_POOL_MODE=transaction), with fewer server
+ *                         connections than the instances' pools hold; LISTEN and migrations direct
  */
 
 const INSTANCES = 3;
@@ -62,6 +66,9 @@ async function main(): Promise<void> {
   const database = `soak_${run}`;
   await admin(serverUrl, `CREATE DATABASE ${database}`);
   const databaseUrl = withDatabase(serverUrl, database);
+  // 3 instances × 5 connections share 6 server sessions.
+  const bouncer = process.env.SOAK_PGBOUNCER === '1' ? await startPgBouncer(serverUrl, { serverPoolSize: 6 }) : undefined;
+  const pooled = bouncer && { DATABASE_URL: bouncer.url(database), DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: databaseUrl };
 
   const adminKey = generateApiKey();
   const ports = await Promise.all(Array.from({ length: INSTANCES }, () => freePort()));
@@ -74,6 +81,7 @@ async function main(): Promise<void> {
     DATABASE_POOL_SIZE: '5',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
+    ...pooled,
   };
   const children: (ChildProcess | undefined)[] = [];
   const startInstance = async (i: number) => {
@@ -157,6 +165,7 @@ async function main(): Promise<void> {
     await lb.close();
     for (const child of children) child?.kill('SIGTERM');
     await sleep(1_000);
+    await bouncer?.stop();
     await admin(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
     await ownRedis?.kill();
     console.log(`instance logs: ${logDir}`);
@@ -268,7 +277,8 @@ async function report(
     ['every instance answers /readyz 200 at the end', finalReady.every((r) => r?.status === 200), finalReady.map((r) => r?.status ?? 'none').join(', ')],
   ];
 
-  console.log(`\nSoak: ${INSTANCES} instances, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${retried} re-sent by the load balancer after an instance failed)\n`);
+  const through = process.env.SOAK_PGBOUNCER === '1' ? ' behind PgBouncer (transaction mode)' : '';
+  console.log(`\nSoak: ${INSTANCES} instances${through}, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${retried} re-sent by the load balancer after an instance failed)\n`);
   console.log('| status | requests |\n|---|---|');
   for (const [status, count] of [...statuses].sort(([a], [b]) => a - b)) console.log(`| ${status} | ${count} |`);
   console.log(`\norders placed: ${stored.rowCount} (told to clients: ${recorder.orders.size})\n`);
