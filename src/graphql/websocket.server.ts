@@ -37,6 +37,7 @@ import { endWithError } from '../http/http-server';
 import { MAX_BODY_BYTES } from './graphql.route';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from './nesting-limit';
 import { checkOperationLimits } from './query-limits.plugin';
+import { traceOperation } from '../telemetry';
 import { conditionalRootField } from './subscription-root';
 
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
@@ -309,7 +310,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         const state = (ctx.extra as SocketExtra).state;
         if (!state) return refuse('UNAUTHENTICATED', 'Send connection_init first');
         try {
-          return await prepare(state, id, payload);
+          return await traceOperation(payload.operationName, () => prepare(state, id, payload));
         } catch (error) {
           // A refusal for this id, never a 4500 that ends the socket's other subscriptions. A
           // GraphQLError comes of the client's document, which error-level lines never quote.
