@@ -4,6 +4,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { type ExecutionArgs, getOperationAST } from 'graphql';
 import type { Tracing } from '.';
 import { operationSpanPlugin } from './operation-span.plugin';
 
@@ -46,15 +47,26 @@ function pathOf(request: IncomingMessage): string {
 }
 
 /**
- * A subscribe is a span of kind server, as an HTTP request is. graphql-ws's onSubscribe answers a
- * refusal with a list of errors: the span then ends in error, with the first one's code.
+ * A subscribe is a span of kind server, as an HTTP request is. graphql-ws's onSubscribe answers
+ * with the execution's arguments, whose document names the operation (clients seldom send an
+ * operationName), or refuses with a list of errors: the span then ends in error, with the first
+ * one's code.
  */
 function traceSubscribe<T>(tracer: Tracer, operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
   const attributes = { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
   return tracer.startActiveSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind: SpanKind.SERVER, attributes }, async (span) => {
     try {
       const result = await subscribe();
-      if (Array.isArray(result)) span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
+      if (Array.isArray(result)) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
+      } else {
+        const { document, operationName: named } = result as Partial<ExecutionArgs>;
+        const name = document && getOperationAST(document, named)?.name?.value;
+        if (name && !operationName) {
+          span.setAttribute('graphql.operation.name', name);
+          span.updateName(`subscription ${name}`);
+        }
+      }
       return result;
     } catch (error) {
       span.recordException(error as Error);
