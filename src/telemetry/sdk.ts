@@ -25,9 +25,16 @@ export function startSdk(env: Record<string, string | undefined>): Tracing {
   const sdk = new NodeSDK({
     ...(named ? {} : { serviceName: SERVICE_NAME }),
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)) }),
-      new PgInstrumentation({ requireParentSpan: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
+        // A GET's variables can hold what a client typed (a name); the query text stays, as the SQL does.
+        redactedQueryParamsServer: ['variables'],
+      }),
+      // Statements with their text, never their bound values. A pool checkout is no span: the
+      // pool's waiting clients are a metric already (petstore_db_pool_connections).
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      // The command alone: the limiter's keys name a client (an address, a key id).
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
     metricReaders: [],
     logRecordProcessors: [],
