@@ -166,6 +166,19 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(spans.find((span) => span.scope === 'petstore-gateway')?.parentSpanId).toBe(root?.spanId);
   });
 
+  it('keeps what a client typed out of the spans: GET variables redacted, Redis commands without their keys', async () => {
+    const variables = JSON.stringify({ id: '1' });
+    const params = new URLSearchParams({ query: 'query TracedGet($id: ID!) { pet(id: $id) { name } }', variables });
+    const response = await fetch(`${gateway.url}/graphql?${params}`, { headers: { 'apollo-require-preflight': 'true' } });
+    expect(response.status).toBe(200);
+    let root: ReceivedSpan | undefined;
+    await waitFor(() => Boolean((root = receiver.spans.find((span) => span.kind === SERVER && String(span.attributes['url.query']).includes('TracedGet')))), 10_000, 'the GET request span');
+    expect(new URLSearchParams(String(root?.attributes['url.query'])).get('variables')).toBe('REDACTED');
+    for (const span of withRedis(receiver.spans)) {
+      expect(String(span.attributes['db.query.text'] ?? span.attributes['db.statement'])).toMatch(/^[a-z]+$/);
+    }
+  });
+
   it('makes each subscribe over WebSocket a trace of its own, the operation its root', async () => {
     const client = createClient({ url: `${gateway.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, onNonLazyError: () => undefined });
     try {
