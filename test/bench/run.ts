@@ -22,8 +22,8 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
  *
- * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP to a receiver in this process,
- * every request sampled). BENCH_BASELINE, the directory of another checkout whose bench is built
+ * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP JSON to a receiver in this
+ * process), every request recorded or one in ten (parentbased_traceidratio 0.1). BENCH_BASELINE, the directory of another checkout whose bench is built
  * (`npm run bench` there once), adds that code's gateway to it: what tracing off costs against it.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
@@ -42,7 +42,7 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
   ['attack', ['gateway, limiter off', 'gateway']],
-  ['tracing', ['gateway', 'gateway, tracing on', ...(process.env.BENCH_BASELINE ? ['gateway, baseline'] : [])]],
+  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', ...(process.env.BENCH_BASELINE ? ['gateway, baseline'] : [])]],
 ];
 /** What a scenario sends, when it is not its name. */
 const LOAD: Record<string, string> = { tracing: 'Q1' };
@@ -127,6 +127,9 @@ async function main(): Promise<void> {
       sink = await startSpanSink();
       const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'petstore-bench' };
       servers.set('gateway, tracing on', await startServer('gateway, tracing on', 'gateway.server.js', ['redis'], traced));
+      // What propagation and instrumentation cost with most requests left unrecorded.
+      const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+      servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], sampled));
       const baseline = process.env.BENCH_BASELINE;
       if (baseline) {
         const script = relative(__dirname, join(baseline, 'dist', 'test', 'bench', 'gateway.server.js'));
