@@ -9,6 +9,7 @@
 const PARTS = {
   errors: '^src/errors\\.ts$',
   logger: '^src/logger\\.ts$',
+  telemetry: '^src/telemetry/',
   config: '^src/config\\.ts$',
   common: '^src/common/',
   sql: '^src/sql/',
@@ -31,12 +32,14 @@ const PARTS = {
 };
 
 /** Domain-free helpers every part may use. */
-const KERNEL = ['errors', 'logger', 'config', 'common', 'sql'];
+const KERNEL = ['errors', 'logger', 'telemetry', 'config', 'common', 'sql'];
 
 /** The parts each part may import, besides its own files. */
 const MAY_IMPORT = {
   errors: [],
-  logger: [],
+  // Tracing (docs/contract.md §10) knows nothing of the gateway; log lines carry its trace id.
+  telemetry: [],
+  logger: ['telemetry'],
   config: [],
   common: ['errors'],
   sql: ['errors', 'common'],

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { traceLogMixin } from './telemetry';
 
 export type Logger = pino.Logger;
 
@@ -33,9 +34,12 @@ export function createLogger(level: string): Logger {
   process.once('exit', () => {
     if (!failed) destination.flushSync();
   });
+  const mixin = traceLogMixin();
   return pino(
     {
       level,
+      // While tracing, a line written inside a span carries its trace id (docs/contract.md §10).
+      ...(mixin ? { mixin } : {}),
       serializers: { err: serializeError },
       redact: ['req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers.authorization'],
     },

@@ -1,8 +1,11 @@
+// First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
+import './telemetry/start';
 import 'reflect-metadata';
 import { ConfigError } from './config';
 import { DatabaseConnectError } from './db/connect-failure';
 import { startGateway } from './gateway';
 import { flushLog } from './logger';
+import { stopTracing } from './telemetry';
 
 /** The process: start the gateway, say where it is, stop it gracefully on a signal. */
 async function main(): Promise<void> {
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
         },
       )
       .then(async (code) => {
+        await stopTracing();
         await flushLog(logger);
         process.exit(code);
       });

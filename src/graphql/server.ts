@@ -16,6 +16,7 @@ import { createErrorFormatter } from './format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
+import { tracingPlugins } from '../telemetry';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
@@ -76,6 +77,8 @@ export async function startGraphQLServer(
       queryLimitsPlugin(schema, config.maxQueryCost),
       textInputPlugin(),
       httpStatusPlugin(),
+      // After the query limits': the operation span reads the cost they report. None unless tracing.
+      ...tracingPlugins(),
       // Sandbox explores the schema by introspection: without it, the page would show nothing.
       config.production || !config.introspection
         ? ApolloServerPluginLandingPageDisabled()

@@ -20,6 +20,7 @@ import { prepareSubscription, refusal } from './subscription/prepare';
 import { recheckKeys } from './ws/recheck';
 import { serveGraphQLWs } from './ws/transport';
 import { CONNECTION_INIT_TIMEOUT_MS, serveUpgrades } from './ws/upgrade';
+import { traceOperation } from '../telemetry';
 
 export { CONNECTION_INIT_TIMEOUT_MS };
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
@@ -158,27 +159,29 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         const state = sockets.get(ctx.extra.socket);
         if (!state) return refusal('UNAUTHENTICATED', 'Send connection_init first');
         try {
-          const slotId = `${state.id}:${id}`;
-          const backlogOf = (operation: string) => ({
-            congested: () => state.socket.bufferedAmount > MAX_BUFFERED_BYTES,
-            dropped: (count: number) => {
-              metrics.observeDropped(operation, count);
-              closeSlowSocket(state.socket);
-            },
+          return await traceOperation(payload.operationName, async () => {
+            const slotId = `${state.id}:${id}`;
+            const backlogOf = (operation: string) => ({
+              congested: () => state.socket.bufferedAmount > MAX_BUFFERED_BYTES,
+              dropped: (count: number) => {
+                metrics.observeDropped(operation, count);
+                closeSlowSocket(state.socket);
+              },
+            });
+            const result = await prepareSubscription(steps, { caller: state.caller, identity: state.identity, slotId, backlogOf }, payload);
+            if (Array.isArray(result)) {
+              if (result.some((error) => BANNED_CODES.has(error.code))) state.closeWith = result[0].code;
+              return result;
+            }
+            const { release } = result.prepared;
+            const releaseOnce = async () => {
+              releases.delete(slotId);
+              await release();
+            };
+            releases.set(slotId, releaseOnce);
+            prepared.set(result.args.contextValue as object, { ...result.prepared, release: releaseOnce });
+            return result.args;
           });
-          const result = await prepareSubscription(steps, { caller: state.caller, identity: state.identity, slotId, backlogOf }, payload);
-          if (Array.isArray(result)) {
-            if (result.some((error) => BANNED_CODES.has(error.code))) state.closeWith = result[0].code;
-            return result;
-          }
-          const { release } = result.prepared;
-          const releaseOnce = async () => {
-            releases.delete(slotId);
-            await release();
-          };
-          releases.set(slotId, releaseOnce);
-          prepared.set(result.args.contextValue as object, { ...result.prepared, release: releaseOnce });
-          return result.args;
         } catch (error) {
           // A refusal for this id, never a 4500 that ends the socket's other subscriptions. A
           // GraphQLError comes of the client's document, which error-level lines never quote.

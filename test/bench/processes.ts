@@ -10,10 +10,12 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts a bench server script (compiled, beside this file) and waits for its port. */
+/** Starts a bench server script (compiled, relative to this file) and waits for its port. */
 export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
+  // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
+  const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
-    env: { ...process.env, ...env },
+    env: { ...untraced, ...env },
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { checkAnswers } from './answers';
 import { type FanOutRow, fanOutTable, runFanOut } from './fan-out';
 import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
@@ -8,6 +8,7 @@ import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startServer } from './processes';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
+import { type SpanSink, startSpanSink } from './span-sink';
 
 /**
  * `npm run bench`: the gateway against its peer PostGraphile v5 (test/bench/peer, installed on
@@ -22,6 +23,10 @@ import type { Target } from './scenarios';
  * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
+ *
+ * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP JSON to a receiver in this
+ * process), every request recorded or one in ten (parentbased_traceidratio 0.1). BENCH_BASELINE, the directory of another checkout whose bench is built
+ * (`npm run bench` there once), adds that code's gateway to it: what tracing off costs against it.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -39,7 +44,10 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
   ['attack', ['gateway, limiter off', 'gateway']],
+  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', ...(process.env.BENCH_BASELINE ? ['gateway, baseline'] : [])]],
 ];
+/** What a scenario sends, when it is not its name. */
+const LOAD: Record<string, string> = { tracing: 'Q1' };
 const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
@@ -66,10 +74,11 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function measure(server: BenchServer, scenario: string, firstRequest: number, databaseUrl: string): Promise<Measured> {
   if (scenario === 'attack') return measureAttack(server, firstRequest);
   const target = targetOf(server.name);
-  await runLoad(server.port, scenario, target, WARM_UP_SECONDS, firstRequest);
+  const load = LOAD[scenario] ?? scenario;
+  await runLoad(server.port, load, target, WARM_UP_SECONDS, firstRequest);
   const before = await server.stats();
   const pgBefore = await backendCpu(databaseUrl);
-  const result = await runLoad(server.port, scenario, target, SECONDS, firstRequest + 100_000);
+  const result = await runLoad(server.port, load, target, SECONDS, firstRequest + 100_000);
   const pgAfter = await backendCpu(databaseUrl);
   const after = await server.stats();
   return {
@@ -111,6 +120,7 @@ async function main(): Promise<void> {
   // LOG_LEVEL=warn: the peers write no line per request either.
   const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   const servers = new Map<string, BenchServer>();
+  let sink: SpanSink | undefined;
   try {
     servers.set('raw', await startServer('raw', 'raw.server.js', [], env));
     servers.set('raw GET', await startServer('raw GET', 'raw.server.js', [], env));
@@ -121,6 +131,19 @@ async function main(): Promise<void> {
     servers.set('gateway', await startServer('gateway', 'gateway.server.js', ['redis'], env));
     servers.set('gateway, memory store', await startServer('gateway, memory store', 'gateway.server.js', ['memory'], env));
     servers.set('gateway, limiter off', await startServer('gateway, limiter off', 'gateway.server.js', ['off'], env));
+    if (PLAN.some(([scenario]) => scenario === 'tracing')) {
+      sink = await startSpanSink();
+      const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'petstore-bench' };
+      servers.set('gateway, tracing on', await startServer('gateway, tracing on', 'gateway.server.js', ['redis'], traced));
+      // What propagation and instrumentation cost with most requests left unrecorded.
+      const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+      servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], sampled));
+      const baseline = process.env.BENCH_BASELINE;
+      if (baseline) {
+        const script = relative(__dirname, join(baseline, 'dist', 'test', 'bench', 'gateway.server.js'));
+        servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env));
+      }
+    }
 
     for (const name of ['raw GET', 'raw', 'postgraphile', 'gateway']) {
       if (servers.has(name)) await checkAnswers(name, servers.get(name)!.port, targetOf(name), databaseUrl);
@@ -169,8 +192,10 @@ async function main(): Promise<void> {
       keyedAttack.push(...(await runKeyedAttack(pair, SECONDS)));
     }
     report(runs, rss, fanOut, keyedAttack);
+    if (sink) console.log(`tracing on: the receiver got ${sink.spans().toLocaleString('en')} spans`);
   } finally {
     for (const server of servers.values()) await server.stop();
+    await sink?.close();
     await dropBenchDatabase(serverUrl);
   }
 }

@@ -1,0 +1,74 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+
+/**
+ * Tracing (docs/contract.md §10), switched by the standard OTEL_* variables. This module loads no
+ * OpenTelemetry code: the SDK (sdk.ts) is required only when tracing is asked for, so with it off
+ * the request path runs what it ran before, and the hooks below cost one check.
+ */
+
+/** What a running tracer gives the rest of the gateway (sdk.ts). */
+export interface Tracing {
+  /** The GraphQL operation span of each HTTP request. */
+  plugin(): ApolloServerPlugin;
+  /** Runs `subscribe` inside a span of its own: a subscription operation over WebSocket. */
+  traceSubscribe<T>(operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T>;
+  /** The fields a log line written inside a span carries. */
+  logFields(): Record<string, string>;
+  /** Sends the spans still buffered. */
+  shutdown(): Promise<void>;
+}
+
+let tracing: Tracing | undefined;
+
+/**
+ * Whether the environment asks for traces: an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) or an exporter named in OTEL_TRACES_EXPORTER, unless
+ * OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is none.
+ */
+export function tracingRequested(env: Record<string, string | undefined>): boolean {
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() ?? '';
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || exporter === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || exporter);
+}
+
+/**
+ * Starts tracing when the environment asks for it. It must run before http, pg and ioredis are
+ * first required, which the instrumentations patch as they load: see start.ts.
+ */
+export function startTracing(env: Record<string, string | undefined> = process.env): void {
+  if (tracing || !tracingRequested(env)) return;
+  // Required, not imported: with tracing off, none of the SDK is loaded.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startSdk } = require('./sdk') as typeof import('./sdk');
+  tracing = startSdk(env);
+}
+
+/** The GraphQL operation span's plugin while tracing, else none. */
+export function tracingPlugins(): ApolloServerPlugin[] {
+  return tracing ? [tracing.plugin()] : [];
+}
+
+/**
+ * One subscribe over WebSocket in a span of its own, the root of its trace: its checks, its Redis
+ * calls and its SQL statements are the span's children. Without tracing, `subscribe()` as it is.
+ */
+export function traceOperation<T>(operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
+  return tracing ? tracing.traceSubscribe(operationName, subscribe) : subscribe();
+}
+
+/** A pino mixin adding the trace and span ids to lines written inside a span; none without tracing. */
+export function traceLogMixin(): (() => Record<string, string>) | undefined {
+  const running = tracing;
+  return running ? () => running.logFields() : undefined;
+}
+
+/** Sends the spans still buffered, waiting `withinMs` at most: an unreachable collector never holds up an exit. */
+export async function stopTracing(withinMs = 2_000): Promise<void> {
+  if (!tracing) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    tracing.shutdown().catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs))),
+  ]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,91 @@
+import type { IncomingMessage } from 'node:http';
+import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { type ExecutionArgs, getOperationAST } from 'graphql';
+import type { Tracing } from '.';
+import { operationSpanPlugin } from './operation-span.plugin';
+
+/** The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES gives one. */
+const SERVICE_NAME = 'petstore-gateway';
+/** Probes and scrapes, every few seconds from every instance: no trace would tell anything. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * The OpenTelemetry SDK for Node, configured by the OTEL_* variables it reads itself (exporter,
+ * endpoint, protocol, headers, sampler, propagators, batching), with spans for incoming HTTP
+ * requests, pg statements and ioredis calls. Traces only: the gateway's metrics are Prometheus's
+ * and its logs are stdout's. Statements and Redis calls outside any request (the change listener,
+ * the key re-checks) start no trace of their own.
+ */
+export function startSdk(env: Record<string, string | undefined>): Tracing {
+  const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sdk = new NodeSDK({
+    ...(named ? {} : { serviceName: SERVICE_NAME }),
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
+        // A GET's variables can hold what a client typed (a name); the query text stays, as the SQL does.
+        redactedQueryParamsServer: ['variables'],
+      }),
+      // Statements with their text, never their bound values. A pool checkout is no span: the
+      // pool's waiting clients are a metric already (petstore_db_pool_connections).
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      // The command alone: the limiter's keys name a client (an address, a key id).
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+    ],
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  const tracer = trace.getTracer(SERVICE_NAME);
+  return {
+    plugin: () => operationSpanPlugin(tracer),
+    traceSubscribe: (operationName, subscribe) => traceSubscribe(tracer, operationName, subscribe),
+    logFields,
+    shutdown: () => sdk.shutdown(),
+  };
+}
+
+function pathOf(request: IncomingMessage): string {
+  return (request.url ?? '/').split('?', 1)[0];
+}
+
+/**
+ * A subscribe is a span of kind server, as an HTTP request is. graphql-ws's onSubscribe answers
+ * with the execution's arguments, whose document names the operation (clients seldom send an
+ * operationName), or refuses with a list of errors: the span then ends in error, with the first
+ * one's code.
+ */
+function traceSubscribe<T>(tracer: Tracer, operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
+  const attributes = { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
+  return tracer.startActiveSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind: SpanKind.SERVER, attributes }, async (span) => {
+    try {
+      const result = await subscribe();
+      if (Array.isArray(result)) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
+      } else {
+        const { document, operationName: named } = result as Partial<ExecutionArgs>;
+        const name = document && getOperationAST(document, named)?.name?.value;
+        if (name && !operationName) {
+          span.setAttribute('graphql.operation.name', name);
+          span.updateName(`subscription ${name}`);
+        }
+      }
+      return result;
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function logFields(): Record<string, string> {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context && isSpanContextValid(context) ? { traceId: context.traceId, spanId: context.spanId } : {};
+}
