@@ -1,4 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { ApolloClient, ApolloLink, gql as apolloGql, HttpLink, InMemoryCache, split } from '@apollo/client';
+import { getMainDefinition } from '@apollo/client/utilities';
+import { print } from 'graphql';
+import { filter, firstValueFrom, Observable } from 'rxjs';
 import { type Client as SseClient, createClient, NetworkError } from 'graphql-sse';
 import type { Client } from 'graphql-ws';
 import pino from 'pino';
@@ -182,7 +186,46 @@ describe('caps shared with WebSockets', () => {
     await overWs.until(1);
     expect(overWs.error?.[0]?.extensions?.code).toBe('TOO_MANY_SUBSCRIPTIONS');
     const metrics = await (await fetch(`${a.url}/metrics`)).text();
-    expect(metrics).toMatch(/petstore_live_streams 1/);
+    expect(metrics).toContain(`petstore_live_streams ${second === a ? 2 : 1}\n`);
+  });
+});
+
+/** The README's link: Apollo Client 4 over graphql-sse's client. */
+class SseLink extends ApolloLink {
+  constructor(private readonly client: SseClient) {
+    super();
+  }
+
+  override request(operation: ApolloLink.Operation): Observable<ApolloLink.Result> {
+    return new Observable((sink) =>
+      this.client.subscribe<ApolloLink.Result['data']>(
+        { query: print(operation.query), variables: operation.variables, operationName: operation.operationName },
+        { next: (result) => sink.next(result as ApolloLink.Result), complete: () => sink.complete(), error: (error) => sink.error(error) },
+      ),
+    );
+  }
+}
+
+describe('Apollo Client', () => {
+  it('receives events through the README link, subscriptions split from HTTP', async () => {
+    const petId = await stockedPet(a, 4);
+    const isSubscription = ({ query }: ApolloLink.Operation) => {
+      const definition = getMainDefinition(query);
+      return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
+    };
+    const client = new ApolloClient({
+      link: split(isSubscription, new SseLink(sseClient(a)), new HttpLink({ uri: `${a.url}/graphql` })),
+      cache: new InMemoryCache({ typePolicies: { InventoryItem: { keyFields: ['petId'] } } }),
+    });
+    await caughtUp(a);
+    const events = client.subscribe<{ inventoryChanged: { petId: string; quantity: number } }>({
+      query: apolloGql`subscription Stock($ids: [ID!]) { inventoryChanged(petIds: $ids) { petId quantity } }`,
+      variables: { ids: [petId] },
+    });
+    const first = firstValueFrom(events.pipe(filter((result) => !!result.data)));
+    await subscribed(a, 1);
+    await setStock(a, petId, 2);
+    expect((await first).data?.inventoryChanged).toEqual({ __typename: 'InventoryItem', petId, quantity: 2 });
   });
 });
 
