@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { ApolloClient, ApolloLink, gql as apolloGql, HttpLink, InMemoryCache, split } from '@apollo/client';
 import { getMainDefinition } from '@apollo/client/utilities';
 import { print } from 'graphql';
@@ -7,6 +8,7 @@ import { type Client as SseClient, createClient, NetworkError } from 'graphql-ss
 import type { Client } from 'graphql-ws';
 import pino from 'pino';
 import { startGateway } from '../../src/gateway';
+import { CHANGES_CHANNEL } from '../../src/sql/notify';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, placeOrder, setStock, stockedPet } from '../helpers/builders';
 import { createTestDatabase } from '../helpers/database';
@@ -167,6 +169,31 @@ describe('refusals', () => {
     expect(Date.now() - bannedAt).toBeLessThan(10_000);
     expect(await refusalOf(watchSse(a, INVENTORY, undefined, key))).toMatchObject({ status: 403, code: 'API_KEY_BANNED' });
   }, 15_000);
+});
+
+describe('a client that stops reading', () => {
+  it('has its stream cut once over 1 MiB is unsent, the events counted as dropped', async () => {
+    const dropped = async () => (await a.app.metrics.registry.getSingleMetric('petstore_live_events_dropped_total')?.get())?.values.reduce((sum, { value }) => sum + value, 0) ?? 0;
+    const before = await dropped();
+    // About 8 KB an event: 400 aliases of one field.
+    const fields = Array.from({ length: 400 }, (_, i) => `f${i}: quantity`).join(' ');
+    const body = JSON.stringify({ query: `subscription { inventoryChanged(petIds: ["999999"]) { ${fields} } }` });
+    const { port } = new URL(a.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write(`POST /graphql/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    // The answer's head is read; then the client reads nothing more.
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause();
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await subscribed(a, 1);
+    // Stock events straight onto the channel, as commits announce them: enough to fill any socket buffer.
+    const sql = `SELECT pg_notify($1, json_build_object('type', 'stock', 'petId', '999999', 'quantity', g, 'status', 'sold')::text) FROM generate_series(1, 1000) g`;
+    for (let i = 0; i < 10 && a.app.streams.openStreams() > 0; i++) await a.db.dataSource.query(sql, [CHANGES_CHANNEL]);
+    await eventually(() => a.app.streams.openStreams() === 0);
+    expect(await dropped()).toBeGreaterThan(before);
+    socket.resume();
+    await ended;
+  });
 });
 
 describe('caps shared with WebSockets', () => {
