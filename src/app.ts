@@ -10,6 +10,7 @@ import { createServices, type Services } from './context';
 import type { DatabaseTime } from './db/database-time';
 import { RedisKeyValueCache } from './graphql/apq-cache';
 import { PreparedDocuments } from './graphql/prepared-documents';
+import { createStreamGateway, STREAM_PATH, type StreamGateway } from './graphql/sse/stream.server';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
@@ -78,6 +79,8 @@ export interface App {
   databaseTime: DatabaseTime;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
   websockets: WebSocketGateway;
+  /** Subscriptions over Server-Sent Events at /graphql/stream: ended on shutdown once HTTP requests drain. */
+  streams: StreamGateway;
   /** Stops GraphQL execution and the limiter's Redis client; the caller closes the HTTP server and the database. */
   stop(): Promise<void>;
 }
@@ -122,7 +125,10 @@ export async function createApp(
     limiting,
   });
   const { requestServices, databaseTime } = requestServicesOver(services, config, logger);
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify: keyIdentifier(services.apiKeys), admitter });
+  const identify = keyIdentifier(services.apiKeys);
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter });
+  const { admission, delivery } = websockets;
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery });
 
   return {
     listener: httpPipeline({
@@ -139,13 +145,15 @@ export async function createApp(
       }),
       graphql: graphqlOverHttp({ apollo, prepared, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
       rest: restRoutes(config),
+      stream: { path: STREAM_PATH, serve: streams.serve },
     }),
     services,
     metrics,
     databaseTime,
     websockets,
+    streams,
     async stop() {
-      await websockets.close();
+      await Promise.all([websockets.close(), streams.close()]);
       await listener.close();
       slots.close();
       await apollo.stop();

@@ -68,13 +68,21 @@ export async function startGateway(
       config,
       generatedAdminKey,
       logger,
-      close: () => shutDown({ server, sockets: started.websockets, stopApp: () => started.stop(), closeDatabase, logger }),
+      close: () => shutDown({ server, sockets: liveConnections(started), stopApp: () => started.stop(), closeDatabase, logger }),
     };
   } catch (error) {
     await app?.stop().catch(() => undefined);
     await closeDatabase().catch(() => undefined);
     throw error;
   }
+}
+
+/** WebSockets and SSE streams: the connections left once HTTP requests drain, then closed. */
+function liveConnections({ websockets, streams }: App) {
+  return {
+    openSockets: () => websockets.openSockets() + streams.openStreams(),
+    close: async () => void (await Promise.all([websockets.close(), streams.close()])),
+  };
 }
 
 function listen(server: Server, { port, host }: Config): Promise<void> {

@@ -70,6 +70,9 @@ export interface WebSocketGateway {
   openSockets(): number;
   /** Closes every socket with 1001 (going away). */
   close(): Promise<void>;
+  /** The connection bounds and event delivery, shared with the SSE transport. */
+  readonly admission: SocketAdmission;
+  readonly delivery: EventDelivery;
 }
 
 /** A socket past its `connection_init`. */
@@ -236,6 +239,8 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       serveUpgrades(server, { wss, admission, allowedOrigins: deps.allowedOrigins, trustProxy: config.trustProxy, identify: deps.identify, noteRefusal }, tickets);
     },
     openSockets: () => wss.clients.size,
+    admission,
+    delivery,
     async close() {
       clearInterval(recheck);
       const closed = [...wss.clients].map((socket) => new Promise<void>((resolve) => {

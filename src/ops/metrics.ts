@@ -146,6 +146,18 @@ export class Metrics {
     });
   }
 
+  /** Open subscription streams over SSE (graphql-sse), read at each scrape. */
+  watchStreams(read: () => number): void {
+    new Gauge({
+      name: 'petstore_live_streams',
+      help: 'Open subscription streams over Server-Sent Events (graphql-sse).',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   /**
    * Keeps `operation` among the labels, dropping the series of the name it displaced; that name's
    * request counts move to `other`, so that the total never goes down.

@@ -25,6 +25,8 @@ export interface HttpPipeline {
   ops: ReturnType<typeof healthRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
+  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
+  stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState) => Promise<void> };
 }
 
 /**
@@ -85,6 +87,10 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       return serveOps(req, res, ops, path);
     }
     if (answerCors(req, res)) return;
+    if (p.stream && path === p.stream.path) {
+      state.surface = 'graphql';
+      return p.stream.serve(req, res, search, state).catch((error: unknown) => fail(res, error, true));
+    }
     const graphql = path === '/graphql' || path === '/graphql/';
     if (graphql) {
       state.surface = 'graphql';

@@ -54,20 +54,21 @@ function pathOf(request: IncomingMessage): string {
 }
 
 /**
- * A subscribe is a span of kind server, as an HTTP request is. graphql-ws's onSubscribe answers
- * with the execution's arguments, whose document names the operation (clients seldom send an
- * operationName), or refuses with a list of errors: the span then ends in error, with the first
- * one's code.
+ * A subscribe over WebSocket is a span of kind server, as an HTTP request is; over SSE it is the
+ * child of its stream's HTTP span. The subscribe answers with the execution's arguments (bare,
+ * or as `args`), whose document names the operation (clients seldom send an operationName), or
+ * refuses with a list of errors: the span then ends in error, with the first one's code.
  */
 function traceSubscribe<T>(tracer: Tracer, operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
   const attributes = { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
-  return tracer.startActiveSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind: SpanKind.SERVER, attributes }, async (span) => {
+  return tracer.startActiveSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind: trace.getActiveSpan() ? SpanKind.INTERNAL : SpanKind.SERVER, attributes }, async (span) => {
     try {
       const result = await subscribe();
       if (Array.isArray(result)) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
       } else {
-        const { document, operationName: named } = result as Partial<ExecutionArgs>;
+        const args = (result as { args?: ExecutionArgs }).args ?? result;
+        const { document, operationName: named } = args as Partial<ExecutionArgs>;
         const name = document && getOperationAST(document, named)?.name?.value;
         if (name && !operationName) {
           span.setAttribute('graphql.operation.name', name);

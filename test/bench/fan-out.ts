@@ -10,6 +10,9 @@ export const PETS_WATCHED = 10;
 /** Changes carry their send time in ms, modulo this (the stock's ceiling), as their quantity. */
 export const STAMP_MODULO = 1_000_000;
 
+/** How the subscribers connect: graphql-ws sockets, or one SSE stream per subscription. */
+export type FanOutTransport = 'graphql-ws' | 'sse';
+
 export interface FanOutReport {
   /** Per gateway, in the worker's argv order: events received while measuring, and their latencies. */
   perGateway: { events: number; p50: number; p99: number }[];
@@ -28,6 +31,7 @@ const WARM_UP_MS = 2_000;
 
 export interface FanOutRow {
   instances: number;
+  transport: FanOutTransport;
   subscriptions: number;
   changesPerSecond: number;
   /** Measured on each gateway's subscribers: the first is where the changes are committed. */
@@ -47,8 +51,8 @@ const UPDATE = 'mutation Stock($p: ID!, $q: Int!) { updateInventory(petId: $p, i
  * sent, so latency is measured from the mutation's send (its commit comes within the mutation's
  * own few milliseconds) to the subscriber. CPU is every gateway's, mutations included.
  */
-export async function runFanOut(gateways: BenchServer[], seconds: number): Promise<FanOutRow> {
-  const worker = fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS)], {
+export async function runFanOut(gateways: BenchServer[], seconds: number, transport: FanOutTransport = 'graphql-ws'): Promise<FanOutRow> {
+  const worker = fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS), transport], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const reply = <T>(field: string) =>
@@ -81,6 +85,7 @@ export async function runFanOut(gateways: BenchServer[], seconds: number): Promi
     // The latencies of all subscribers, weighted by their events: p50 and p99 of the worst gateway bound them.
     return {
       instances: gateways.length,
+      transport,
       subscriptions: SOCKETS * SUBSCRIPTIONS_PER_SOCKET,
       changesPerSecond: CHANGES_PER_SECOND,
       perGateway: report.perGateway,
@@ -134,11 +139,11 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
 }
 
 export function fanOutTable(rows: FanOutRow[]): string {
-  const header = '| instances | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | failed |';
+  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | failed |';
   const lines = rows.map(
     (row) =>
-      `| ${row.instances} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
+      `| ${row.instances} | ${row.transport} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
       `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.failed} |`,
   );
-  return [header, '|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [header, '|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }

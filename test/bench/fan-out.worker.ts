@@ -1,6 +1,7 @@
+import { createClient as createSseClient } from 'graphql-sse';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { type FanOutReport, PETS_WATCHED, SOCKETS, STAMP_MODULO, SUBSCRIPTIONS_PER_SOCKET } from './fan-out';
+import { type FanOutReport, type FanOutTransport, PETS_WATCHED, SOCKETS, STAMP_MODULO, SUBSCRIPTIONS_PER_SOCKET } from './fan-out';
 import { orderKey } from './fixture';
 
 /**
@@ -8,7 +9,9 @@ import { orderKey } from './fixture';
  * over the gateways (argv[2], a JSON list of ports), SUBSCRIPTIONS_PER_SOCKET `inventoryChanged`
  * subscriptions each, every one watching PETS_WATCHED random pets among the first argv[3]. Each
  * socket uses a key of its own. An event's `quantity` is the time its change was sent (ms, modulo
- * 1,000,000), so its latency is read off on arrival. Answers `start` and `stop` over IPC.
+ * 1,000,000), so its latency is read off on arrival. Answers `start` and `stop` over IPC. With
+ * argv[4] `sse`, each socket's subscriptions are instead SUBSCRIPTIONS_PER_SOCKET SSE streams
+ * (graphql-sse, distinct connections mode) with that key.
  */
 const QUERY = 'subscription Stock($p: [ID!]) { inventoryChanged(petIds: $p) { petId quantity } }';
 
@@ -17,11 +20,36 @@ const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math
 async function main(): Promise<void> {
   const ports = JSON.parse(process.argv[2]) as number[];
   const hotPets = Number(process.argv[3]);
+  const transport = (process.argv[4] ?? 'graphql-ws') as FanOutTransport;
   const latencies: number[][] = ports.map(() => []);
   let measuring = false;
   let errors = 0;
+  const record = (gateway: number) => ({
+    next: (result: { data?: { inventoryChanged: { quantity: number } } | null }) => {
+      const sent = result.data?.inventoryChanged.quantity;
+      if (measuring && sent !== undefined) latencies[gateway].push((Date.now() - sent + STAMP_MODULO) % STAMP_MODULO);
+    },
+    error: () => (errors += 1),
+    complete: () => undefined,
+  });
+  const watched = () => {
+    const pets = new Set<string>();
+    while (pets.size < PETS_WATCHED) pets.add(String(1 + Math.floor(Math.random() * hotPets)));
+    return { query: QUERY, variables: { p: [...pets] } };
+  };
   for (let s = 0; s < SOCKETS; s++) {
     const gateway = s % ports.length;
+    if (transport === 'sse') {
+      const client = createSseClient({ url: `http://127.0.0.1:${ports[gateway]}/graphql/stream`, headers: { 'X-API-Key': orderKey(s) }, retryAttempts: 0 });
+      // A few at a time: a gateway admits only a few streams per address that have not said who they are.
+      await Promise.all(
+        Array.from({ length: SUBSCRIPTIONS_PER_SOCKET }, () => new Promise<void>((resolve) => {
+          const sink = record(gateway);
+          client.subscribe(watched(), { ...sink, error: () => (sink.error(), resolve()) }, { connected: () => resolve() });
+        })),
+      );
+      continue;
+    }
     const client = createClient({
       url: `ws://127.0.0.1:${ports[gateway]}/graphql`,
       webSocketImpl: WebSocket,
@@ -30,21 +58,7 @@ async function main(): Promise<void> {
       retryAttempts: 0,
       onNonLazyError: () => (errors += 1),
     });
-    for (let k = 0; k < SUBSCRIPTIONS_PER_SOCKET; k++) {
-      const pets = new Set<string>();
-      while (pets.size < PETS_WATCHED) pets.add(String(1 + Math.floor(Math.random() * hotPets)));
-      client.subscribe<{ inventoryChanged: { quantity: number } }>(
-        { query: QUERY, variables: { p: [...pets] } },
-        {
-          next: (result) => {
-            const sent = result.data?.inventoryChanged.quantity;
-            if (measuring && sent !== undefined) latencies[gateway].push((Date.now() - sent + STAMP_MODULO) % STAMP_MODULO);
-          },
-          error: () => (errors += 1),
-          complete: () => undefined,
-        },
-      );
-    }
+    for (let k = 0; k < SUBSCRIPTIONS_PER_SOCKET; k++) client.subscribe(watched(), record(gateway));
     // A gateway admits only a few sockets per address that have not finished connection_init.
     await new Promise<void>((resolve) => {
       client.on('connected', () => resolve());

@@ -4,6 +4,7 @@ import { subscriptionCapOf } from '../../auth/plans';
 import { type Context, type Services, createContext } from '../../context';
 import { ApiError, type ErrorCode } from '../../errors';
 import type { Admitter } from '../../limits/admit';
+import type { Decision } from '../../limits/limiter';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../nesting-limit';
 import { checkOperationLimits } from '../query-limits.plugin';
 import { conditionalRootField } from '../subscription-root';
@@ -24,6 +25,8 @@ export interface Subscriber {
   slotId: string;
   /** Given the subscription's root field (the label of its metrics). */
   backlogOf?: (operation: string) => Context['backlog'];
+  /** The limiter's word once the subscription is counted (an HTTP transport's rate-limit headers). */
+  counted?: (decision: Decision) => void;
 }
 
 export interface SubscriptionSteps {
@@ -66,7 +69,7 @@ export async function prepareSubscription(
   const operation = getOperationAST(document, request.operationName);
   if (!operation) return refusal('OPERATION_RESOLUTION_FAILURE', 'Name the operation to run: the document has several, or none');
   if (operation.operation !== 'subscription') {
-    return refusal('BAD_REQUEST', `Only subscriptions are served over WebSocket; send a ${operation.operation} to POST /graphql`);
+    return refusal('BAD_REQUEST', `Only subscriptions are served here; send a ${operation.operation} to POST /graphql`);
   }
   const variableValues = request.variables ?? {};
   try {
@@ -89,6 +92,7 @@ export async function prepareSubscription(
   };
   try {
     const counted = await steps.admitter.count(caller, identity);
+    if (counted.decision) subscriber.counted?.(counted.decision);
     if (counted.refusal) {
       await release();
       if (counted.decision?.kind !== 'allowed') counted.refusal.extensions.retryAfter = counted.decision?.retryAfterSeconds;

@@ -1,8 +1,12 @@
-import type { WebSocket } from 'ws';
 import type { Caller } from '../../auth/caller';
 import type { Identified } from '../../auth/identify-caller';
 import { ApiError } from '../../errors';
 import type { Admitter } from '../../limits/admit';
+
+/** A WebSocket, or an SSE stream: closed with a code and the §6 code as its reason. */
+export interface Closable {
+  close(code: number, reason: string): void;
+}
 
 interface OpenSocket {
   caller: Caller;
@@ -23,9 +27,9 @@ export interface RecheckDeps {
  * closed at the next check, every `everyMs`. One ban look-up per identity, however many sockets it
  * holds; a key that cannot be checked now is left alone. Returns the timer, for shutdown.
  */
-export function recheckKeys(sockets: ReadonlyMap<WebSocket, OpenSocket>, deps: RecheckDeps): NodeJS.Timeout {
+export function recheckKeys(sockets: ReadonlyMap<Closable, OpenSocket>, deps: RecheckDeps): NodeJS.Timeout {
   const timer = setInterval(() => {
-    const byIdentity = new Map<string, [WebSocket, OpenSocket][]>();
+    const byIdentity = new Map<string, [Closable, OpenSocket][]>();
     for (const [socket, state] of sockets) {
       for (const rawKey of state.rawKeys) {
         Promise.resolve(deps.identify(state.caller.address, [rawKey])).then(

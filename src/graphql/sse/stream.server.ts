@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { createHandler } from 'graphql-sse';
+import type { Caller } from '../../auth/caller';
+import { clientAddress, type Identified } from '../../auth/identify-caller';
+import { socketsOfCaller } from '../../auth/plans';
+import type { Config } from '../../config';
+import type { Services } from '../../context';
+import { ApiError, type ErrorCode } from '../../errors';
+import { preferredType } from '../../http/accept';
+import type { RequestState } from '../../http/request-log';
+import { writeRateLimitHeaders } from '../../http/respond';
+import type { Admitter } from '../../limits/admit';
+import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
+import type { Logger } from '../../logger';
+import type { EventDelivery } from '../subscription/deliver';
+import { prepareSubscription } from '../subscription/prepare';
+import { traceOperation } from '../../telemetry';
+import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../websocket.server';
+import { recheckKeys } from '../ws/recheck';
+import { streamParams } from './params';
+
+/** Where subscriptions are served over Server-Sent Events (docs/contract.md §9). */
+export const STREAM_PATH = '/graphql/stream';
+/** Retry-After of a stream refused for a bound: as for a refused WebSocket upgrade. */
+const RETRY_AFTER_SECONDS = 5;
+/**
+ * Refusals of the document itself. The graphql-sse protocol has them reported as a `next` event on
+ * an accepted stream (then `complete`), which the browser's EventSource can read; every other
+ * refusal is known before the stream opens and is answered with its HTTP status.
+ */
+const DOCUMENT_ERRORS = new Set<ErrorCode>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'OPERATION_RESOLUTION_FAILURE', 'QUERY_TOO_COMPLEX', 'BAD_USER_INPUT']);
+
+export interface StreamDeps {
+  schema: GraphQLSchema;
+  services: Services;
+  config: Pick<Config, 'maxQueryCost' | 'trustProxy'>;
+  logger: Logger;
+  metrics: LiveMetrics & { watchStreams(read: () => number): void };
+  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  admitter: Admitter<Caller>;
+  /** The WebSockets' bounds: a stream counts as a socket does, per address, identity and instance. */
+  admission: SocketAdmission;
+  /** The WebSockets' delivery: subscribers of one shape share each event's result, whatever their transport. */
+  delivery: EventDelivery;
+}
+
+export interface StreamGateway {
+  /** One request to STREAM_PATH; a refusal is thrown as ApiError for the pipeline's writer. */
+  serve(req: IncomingMessage, res: ServerResponse, search: string, state: RequestState): Promise<void>;
+  openStreams(): number;
+  /** Ends every stream (without `complete`: the client reconnects, to another instance). */
+  close(): Promise<void>;
+}
+
+/** One open stream, as the key re-check sees it. */
+interface OpenStream {
+  caller: Caller;
+  identity: string;
+  rawKeys: string[];
+  res: ServerResponse;
+  close(code: number, reason: string): void;
+}
+
+/** What graphql-sse's handler is given for one request: the source it streams, and its response. */
+interface StreamContext {
+  source: AsyncIterable<ExecutionResult>;
+  operation: string;
+  res: ServerResponse;
+}
+
+/**
+ * GraphQL subscriptions over the graphql-sse protocol, distinct connections mode (one subscription
+ * per HTTP request), on the steps of every transport: the stream admitted as a socket is (per
+ * address, identity and instance), the caller identified from X-API-Key as an HTTP request is,
+ * the subscription prepared (subscription/prepare: document checks, a slot, one count in the
+ * windows) and delivered with every other subscriber of its event (subscription/deliver), the key
+ * checked again while the stream is open (ws/recheck). graphql-sse's core handler writes the
+ * events and its keep-alive comments; this module writes them to the response.
+ */
+export function createStreamGateway(deps: StreamDeps): StreamGateway {
+  const { schema, services, config, logger, metrics, admitter, admission, delivery } = deps;
+  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost };
+  const streams = new Map<OpenStream, OpenStream>();
+  metrics.watchStreams(() => streams.size);
+
+  const handler = createHandler<IncomingMessage, StreamContext>({
+    // Distinct connections mode only: no reservation token is ever issued or looked up.
+    authenticate: () => null,
+    onSubscribe: (req) => req.context.source,
+    onNext: (_ctx, req) => {
+      const { res, operation } = req.context;
+      if (res.writableLength > MAX_BUFFERED_BYTES) cutSlowReader(res, operation);
+      else metrics.observeDelivered(operation);
+    },
+  });
+
+  const cutSlowReader = (res: ServerResponse, operation: string, count = 1) => {
+    metrics.observeDropped(operation, count);
+    if (!res.destroyed) logger.warn({ unsent: res.writableLength }, 'SSE stream cut: the client reads too slowly');
+    res.destroy();
+  };
+
+  const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
+    metrics.observeSocketRefusal(reason);
+    logger.warn({ reason, ...who }, 'SSE stream refused');
+  };
+
+  /** The caller, once its stream is admitted: identified, counted when unverified, not banned, within its bound. */
+  const admit = async (req: IncomingMessage, res: ServerResponse, ticket: SocketTicket, address: string, state: RequestState) => {
+    const header = req.headers['x-api-key'];
+    const presented = header === undefined ? [] : [header];
+    const pending = deps.identify(address, presented);
+    const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
+    ticket.settle();
+    if (caller.kind === 'key') state.keyId = caller.key.id;
+    if (unverified) {
+      // Counted against the address (or the claimed key) as an HTTP request is, then refused.
+      const counted = await admitter.count(caller, identity);
+      if (counted.decision) writeRateLimitHeaders(res, counted.decision);
+      throw counted.refusal ?? unverified;
+    }
+    const bannedUntil = await admitter.bannedUntil(identity);
+    if (bannedUntil !== null) throw banned(caller, bannedUntil);
+    if (!ticket.claim(identity, socketsOfCaller(caller))) {
+      noteRefusal('open_per_identity', { address, identity });
+      throw new ApiError('RATE_LIMITED', 'Too many streams and WebSockets are open with this key; close one first', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    }
+    return { caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState): Promise<void> => {
+    state.operation = 'stream';
+    const method = req.method;
+    if (method === 'PUT' || method === 'DELETE') {
+      const message = "graphql-sse's single connection mode is not served: subscribe in distinct connections mode (one POST per subscription)";
+      throw new ApiError('METHOD_NOT_ALLOWED', message, { Allow: 'GET, POST' });
+    }
+    if (method !== 'GET' && method !== 'POST') throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${STREAM_PATH}; use POST or GET`, { Allow: 'GET, POST' });
+    if (!preferredType(req.headers.accept ?? '', ['text/event-stream'])) throw new ApiError('NOT_ACCEPTABLE', 'Accept must allow text/event-stream');
+
+    const address = clientAddress(req, config.trustProxy);
+    const ticket = admission.arrive(address);
+    if (typeof ticket === 'string') {
+      noteRefusal(ticket, { address });
+      const message = ticket === 'instance_ceiling' ? 'This instance holds as many streams and WebSockets as it may' : 'Too many streams from this address are being opened at once';
+      throw new ApiError('RATE_LIMITED', `${message}; retry in ${RETRY_AFTER_SECONDS} s`, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    }
+    // However the request ends (refused, finished, reset), its places are given back.
+    res.once('close', () => ticket.leave());
+    const who = await admit(req, res, ticket, address, state);
+    const params = await streamParams(req, search);
+
+    const result = await traceOperation(params.operationName, () => prepareSubscription(
+      steps,
+      {
+        caller: who.caller,
+        identity: who.identity,
+        slotId: `sse:${randomUUID()}`,
+        backlogOf: (operation) => ({ congested: () => res.writableLength > MAX_BUFFERED_BYTES, dropped: (count) => cutSlowReader(res, operation, count) }),
+        counted: (decision) => writeRateLimitHeaders(res, decision),
+      },
+      params,
+    ));
+    let context: StreamContext;
+    if (Array.isArray(result)) {
+      const [first] = result;
+      if (!result.every((error) => DOCUMENT_ERRORS.has(error.code))) {
+        const retryAfter = first.extensions.retryAfter;
+        throw retryAfter === undefined ? first : new ApiError(first.code, first.message, { ...first.headers, 'Retry-After': String(retryAfter) });
+      }
+      // Each ApiError is written as JSON with extensions { code, status }.
+      context = { source: once({ errors: result }), operation: 'other', res };
+    } else {
+      context = { source: delivery.deliver(result.args, result.prepared), operation: result.prepared.operation, res };
+    }
+    await stream(req, res, context, who, params.query);
+  };
+
+  /** Hands the prepared source to graphql-sse and writes what it yields until either side ends. */
+  const stream = async (req: IncomingMessage, res: ServerResponse, context: StreamContext, who: { caller: Caller; identity: string; rawKeys: string[] }, query: string) => {
+    const headers = { get: (name: string) => (name === 'accept' ? 'text/event-stream' : name === 'content-type' ? 'application/json' : null) };
+    const [body, init] = await handler({ method: 'POST', url: STREAM_PATH, headers, body: { query }, raw: req, context });
+    for (const [name, value] of Object.entries(init.headers ?? {})) if (name !== 'content-encoding') res.setHeader(name, value);
+    // Proxies that buffer responses (nginx) would hold the events back.
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.statusCode = init.status ?? 200;
+    if (typeof body === 'string' || body === null) return void res.end(body ?? undefined);
+    const open: OpenStream = {
+      ...who,
+      res,
+      // A revoked or banned key: the refusal as the stream's last result, then `complete`, so that the client does not retry.
+      close: (_code, reason) => {
+        if (res.writableEnded || res.destroyed) return;
+        const status = reason === 'INVALID_API_KEY' ? 401 : 403;
+        const message = { INVALID_API_KEY: 'The X-API-Key header names no valid key', API_KEY_BANNED: 'This key is banned', CLIENT_BANNED: 'This client is banned' }[reason] ?? reason;
+        res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message, extensions: { code: reason, status } }] })}\n\nevent: complete\ndata:\n\n`);
+      },
+    };
+    streams.set(open, open);
+    res.once('close', () => {
+      streams.delete(open);
+      void body.return(undefined);
+    });
+    res.flushHeaders();
+    for await (const chunk of body) {
+      if (res.writableEnded || res.destroyed) break;
+      res.write(chunk);
+    }
+    if (!res.writableEnded) res.end();
+  };
+
+  const recheck = recheckKeys(streams, { identify: deps.identify, admitter, everyMs: KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });
+
+  return {
+    serve,
+    openStreams: () => streams.size,
+    async close() {
+      clearInterval(recheck);
+      const ended = [...streams.keys()].map(({ res }) => new Promise<void>((resolve) => {
+        res.once('close', () => resolve());
+        res.end();
+      }));
+      await Promise.all(ended);
+    },
+  };
+}
+
+/** A source of one result: the document's refusal, then `complete`. */
+async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
+  yield result;
+}
+
+function banned(caller: Caller, until: number): ApiError {
+  const at = new Date(until).toISOString();
+  return caller.kind === 'key'
+    ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${at}`)
+    : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${at}`);
+}
+
+function bannedCode(caller: Caller): string {
+  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
+}
