@@ -25,8 +25,9 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * latency, its 503s, and how many attack requests were served.
  *
  * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP JSON to a receiver in this
- * process), every request recorded or one in ten (parentbased_traceidratio 0.1). BENCH_BASELINE, the directory of another checkout whose bench is built
- * (`npm run bench` there once), adds that code's gateway to it: what tracing off costs against it.
+ * process), every request recorded or one in ten (parentbased_traceidratio 0.1). BENCH_BASELINE, the
+ * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
+ * that code's gateway to Q1, Q2, cheap and tracing: what a change, and tracing off, cost against it.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -36,15 +37,19 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_UP_SECONDS = 2;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
+/** Another checkout whose bench is built: its gateway runs beside this one in Q1, Q2, cheap and tracing. */
+const BASELINE = process.env.BENCH_BASELINE;
+const baseline = BASELINE ? ['gateway, baseline'] : [];
+
 /** Which servers each scenario runs on; the first is the one the others are compared with. */
 const ALL: [scenario: string, contenders: string[]][] = [
-  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway']],
-  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway']],
+  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway', ...baseline]],
+  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway', ...baseline]],
   ['REST', ['raw', 'gateway']],
   ['placeOrder', ['raw', 'gateway']],
-  ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway']],
+  ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway', ...baseline]],
   ['attack', ['gateway, limiter off', 'gateway']],
-  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', ...(process.env.BENCH_BASELINE ? ['gateway, baseline'] : [])]],
+  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', ...baseline]],
 ];
 /** What a scenario sends, when it is not its name. */
 const LOAD: Record<string, string> = { tracing: 'Q1' };
@@ -140,11 +145,10 @@ async function main(): Promise<void> {
       // What propagation and instrumentation cost with most requests left unrecorded.
       const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
       servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], sampled));
-      const baseline = process.env.BENCH_BASELINE;
-      if (baseline) {
-        const script = relative(__dirname, join(baseline, 'dist', 'test', 'bench', 'gateway.server.js'));
-        servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env));
-      }
+    }
+    if (BASELINE) {
+      const script = relative(__dirname, join(BASELINE, 'dist', 'test', 'bench', 'gateway.server.js'));
+      servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env));
     }
 
     for (const name of ['raw GET', 'raw', 'postgraphile', 'gateway']) {
