@@ -61,6 +61,12 @@ interface Cost {
   statements: number;
 }
 
+/** A selection on one type: its leaves' cost, and the fields that hold objects. */
+interface Shape {
+  leaves: number;
+  objects: { key: string; field: GraphQLField<unknown, unknown>; nodes: FieldNode[]; sets: readonly SelectionSetNode[] }[];
+}
+
 const NOTHING: Cost = { response: 0, statements: 0 };
 const plus = (a: Cost, b: Cost): Cost => ({ response: a.response + b.response, statements: a.statements + b.statements });
 const total = (cost: Cost) => cost.response + cost.statements;
@@ -70,6 +76,8 @@ const total = (cost: Cost) => cost.response + cost.statements;
  * `data` undefined means "before execution": every list holds its connection's `first` items.
  */
 class CostWalk {
+  private readonly shapes = new Map<readonly SelectionSetNode[], Map<GraphQLObjectType, Shape>>();
+
   constructor(private readonly costed: CostedOperation) {}
 
   operation(data: Data | undefined): number {
@@ -83,8 +91,25 @@ class CostWalk {
 
   /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */
   private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): Cost {
-    let cost = NOTHING;
+    const { leaves, objects } = this.shapeOf(type, sets);
+    let cost: Cost = { response: leaves, statements: 0 };
+    for (const { key, field, nodes, sets: inner } of objects) {
+      cost = plus(cost, this.field(field, nodes, inner, data === undefined ? undefined : data[key], data !== undefined, items));
+    }
+    return cost;
+  }
+
+  /**
+   * What `sets` select on `type`, worked out once a walk: the items of a list share their
+   * selection sets, so their fields, directives and leaves are read once, not once an item.
+   */
+  private shapeOf(type: GraphQLObjectType, sets: readonly SelectionSetNode[]): Shape {
+    let byType = this.shapes.get(sets);
+    if (!byType) this.shapes.set(sets, (byType = new Map()));
+    let shape = byType.get(type);
+    if (shape) return shape;
     const keysPerLeaf = new Map<string, number>();
+    const objects: Shape['objects'] = [];
     for (const { key, nodes } of this.fieldsOf(type, sets)) {
       const name = nodes[0].name.value;
       if (name.startsWith('__')) {
@@ -97,16 +122,24 @@ class CostWalk {
         keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
         continue;
       }
-      cost = plus(cost, this.field(field, nodes, data === undefined ? undefined : data[key], data !== undefined, items));
+      objects.push({ key, field, nodes, sets: nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : [])) });
     }
-    for (const keys of keysPerLeaf.values()) cost = plus(cost, { response: COST.SCALAR + COST.REPEAT * (keys - 1), statements: 0 });
-    return cost;
+    let leaves = 0;
+    for (const keys of keysPerLeaf.values()) leaves += COST.SCALAR + COST.REPEAT * (keys - 1);
+    byType.set(type, (shape = { leaves, objects }));
+    return shape;
   }
 
   /** An object, a list of objects inside a connection, or a connection. */
-  private field(field: GraphQLField<unknown, unknown>, nodes: FieldNode[], value: unknown, executed: boolean, items: number): Cost {
+  private field(
+    field: GraphQLField<unknown, unknown>,
+    nodes: FieldNode[],
+    sets: readonly SelectionSetNode[],
+    value: unknown,
+    executed: boolean,
+    items: number,
+  ): Cost {
     const type = getNamedType(field.type) as GraphQLObjectType;
-    const sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
     const own = { response: 0, statements: typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0 };
     if (isConnection(field)) return plus(own, this.connection(field, type, nodes[0], sets, value, executed));
     if (isListType(unwrapNonNull(field.type))) {
@@ -131,7 +164,7 @@ class CostWalk {
     field: GraphQLField<unknown, unknown>,
     type: GraphQLObjectType,
     node: FieldNode,
-    sets: SelectionSetNode[],
+    sets: readonly SelectionSetNode[],
     value: unknown,
     executed: boolean,
   ): Cost {
