@@ -76,3 +76,13 @@ export async function stockedPet(t: TestApp, stock: number, name = 'Rex'): Promi
   await setStock(t, petId, stock);
   return petId;
 }
+
+/** A pet's stock as clients read it. */
+export async function stockOf(t: TestApp, petId: string) {
+  return (await gql(t.url, 'query($id: ID!) { inventoryItem(petId: $id) { quantity status } }', { id: petId })).data?.inventoryItem;
+}
+
+/** The orders stored for a pet, counted in the database itself. */
+export async function ordersFor(t: TestApp, petId: string): Promise<number> {
+  return (await t.db.dataSource.query('SELECT count(*)::int AS n FROM orders WHERE pet_id = $1', [petId]))[0].n;
+}

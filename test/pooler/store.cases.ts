@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
+import { createApiKey, placeOrder, stockedPet, stockOf, ordersFor } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { codes, gql } from '../helpers/gql';
 import { openPooled, type PgBouncer, pooledEnv, startPgBouncer, withPgBouncer } from '../helpers/pgbouncer';
@@ -25,10 +25,6 @@ withPgBouncer('the store behind PgBouncer in transaction mode', () => {
   });
 
   const buyer = async () => (await createApiKey(t, { name: 'buyer', plan: 'PRO' })).key;
-  const stockOf = async (petId: string) =>
-    (await gql(t.url, 'query($id: ID!) { inventoryItem(petId: $id) { quantity status } }', { id: petId })).data?.inventoryItem;
-  const ordersFor = async (petId: string) =>
-    (await t.db.dataSource.query('SELECT count(*)::int AS n FROM orders WHERE pet_id = $1', [petId]))[0].n;
 
   it('never oversells: 50 concurrent orders of 1 against a stock of 10', async () => {
     const petId = await stockedPet(t, 10);
@@ -36,8 +32,8 @@ withPgBouncer('the store behind PgBouncer in transaction mode', () => {
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => placeOrder(t, keys[i % keys.length], petId, 1)));
     expect(results.filter((result) => result.data?.placeOrder)).toHaveLength(10);
     expect(results.flatMap(codes)).toEqual(Array(40).fill('INSUFFICIENT_STOCK'));
-    expect(await ordersFor(petId)).toBe(10);
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
+    expect(await ordersFor(t, petId)).toBe(10);
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
   });
 
   it('ends 20 concurrent retries with one idempotency key in one order, taking stock once', async () => {
@@ -47,8 +43,8 @@ withPgBouncer('the store behind PgBouncer in transaction mode', () => {
     const ids = new Set(results.flatMap((result) => (result.data?.placeOrder ? [result.data.placeOrder.id] : [])));
     expect(results.flatMap(codes).filter((code) => code !== 'RATE_LIMITED')).toEqual([]);
     expect(ids.size).toBe(1);
-    expect(await ordersFor(petId)).toBe(1);
-    expect(await stockOf(petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
+    expect(await ordersFor(t, petId)).toBe(1);
+    expect(await stockOf(t, petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
   });
 
   it('serves the hot reads again and again across server sessions, preparing no named statement', async () => {

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
+import { createApiKey, placeOrder, stockedPet, stockOf, ordersFor } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
 
 let t: TestApp;
@@ -12,12 +12,6 @@ afterAll(() => t.close());
 /** placeOrder is limited to 10 a minute per key: each test buys with keys of its own. */
 const buyer = async () => (await createApiKey(t, { name: 'buyer', plan: 'PRO' })).key;
 
-const stockOf = async (petId: string) =>
-  (await gql(t.url, 'query($id: ID!) { inventoryItem(petId: $id) { quantity status } }', { id: petId })).data?.inventoryItem;
-
-const ordersFor = async (petId: string) =>
-  (await t.db.dataSource.query('SELECT count(*)::int AS n FROM orders WHERE pet_id = $1', [petId]))[0].n;
-
 it('never oversells: 50 concurrent orders of 1 against a stock of 10', async () => {
   const petId = await stockedPet(t, 10);
   const keys = await Promise.all(Array.from({ length: 5 }, buyer));
@@ -26,9 +20,9 @@ it('never oversells: 50 concurrent orders of 1 against a stock of 10', async () 
   const refused = results.flatMap(codes);
   expect(placed).toHaveLength(10);
   expect(refused).toEqual(Array(40).fill('INSUFFICIENT_STOCK'));
-  expect(await ordersFor(petId)).toBe(10);
-  expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
-  console.log(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length} INSUFFICIENT_STOCK, stock left ${(await stockOf(petId)).quantity}`);
+  expect(await ordersFor(t, petId)).toBe(10);
+  expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
+  console.log(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length} INSUFFICIENT_STOCK, stock left ${(await stockOf(t, petId)).quantity}`);
 });
 
 describe('idempotency keys', () => {
@@ -38,8 +32,8 @@ describe('idempotency keys', () => {
     const first = await placeOrder(t, buyerKey, petId, 2, 'order-001');
     const retry = await placeOrder(t, buyerKey, petId, 2, 'order-001');
     expect(retry.data?.placeOrder).toEqual(first.data?.placeOrder);
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
-    expect(await ordersFor(petId)).toBe(1);
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await ordersFor(t, petId)).toBe(1);
   });
 
   it('refuses the same key with different input with IDEMPOTENCY_KEY_REUSED', async () => {
@@ -50,7 +44,7 @@ describe('idempotency keys', () => {
     expect(other.errors?.[0].extensions).toEqual({ code: 'IDEMPOTENCY_KEY_REUSED', status: 409 });
     const otherDate = await placeOrder(t, buyerKey, petId, 1, 'order-002', '2030-01-01T00:00:00Z');
     expect(codes(otherDate)).toEqual(['IDEMPOTENCY_KEY_REUSED']);
-    expect(await stockOf(petId)).toEqual({ quantity: 4, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 4, status: 'AVAILABLE' });
   });
 
   it('scopes keys to the API key that sends them', async () => {
@@ -60,7 +54,7 @@ describe('idempotency keys', () => {
     const mine = await placeOrder(t, buyerKey, petId, 1, 'shared-name');
     const theirs = await placeOrder(t, otherKey, petId, 1, 'shared-name');
     expect(theirs.data?.placeOrder.id).not.toBe(mine.data?.placeOrder.id);
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
   });
 
   it('ends 20 concurrent retries with one key in one order, taking stock once', async () => {
@@ -72,8 +66,8 @@ describe('idempotency keys', () => {
     const answered = results.filter((result) => result.data?.placeOrder);
     expect(answered.length).toBeGreaterThan(0);
     expect(ids.size).toBe(1);
-    expect(await ordersFor(petId)).toBe(1);
-    expect(await stockOf(petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
+    expect(await ordersFor(t, petId)).toBe(1);
+    expect(await stockOf(t, petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
     const limited = results.filter((result) => codes(result)[0] === 'RATE_LIMITED').length;
     console.log(
       `20 concurrent retries with one idempotency key: ${answered.length} answered with ${ids.size} order (${limited} refused by placeOrder's 10-a-minute limit), stock 10 → 7`,
@@ -96,7 +90,7 @@ describe('idempotency keys', () => {
     await gql(t.url, `mutation { cancelOrder(id: "${id}") }`, undefined, { key: buyerKey });
     const retry = await placeOrder(t, buyerKey, petId, 1, 'cancel-me');
     expect(retry.errors?.[0]).toMatchObject({ message: 'The order placed with idempotency key "cancel-me" was cancelled', extensions: { code: 'NOT_FOUND' } });
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
   });
 
   it('forgets keys after 24 hours', async () => {
@@ -106,7 +100,7 @@ describe('idempotency keys', () => {
     await t.db.dataSource.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'yesterday'");
     const next = (await placeOrder(t, buyerKey, petId, 1, 'yesterday')).data?.placeOrder.id;
     expect(next).not.toBe(first);
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
   });
 
   it.each([[''], ['k'.repeat(256)]])('refuses the key %p with BAD_USER_INPUT', async (idempotencyKey) => {
@@ -114,6 +108,6 @@ describe('idempotency keys', () => {
     const petId = await stockedPet(t, 5);
     const result = await placeOrder(t, buyerKey, petId, 1, idempotencyKey);
     expect(codes(result)).toEqual(['BAD_USER_INPUT']);
-    expect(await stockOf(petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
   });
 });

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, createCategory, createPet, placeOrder, setStock, stockedPet } from '../helpers/builders';
+import { createApiKey, createCategory, createPet, placeOrder, setStock, stockedPet, stockOf } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
 
 let t: TestApp;
@@ -16,22 +16,19 @@ beforeEach(async () => {
   bob = (await createApiKey(t, { name: 'bob', plan: 'PRO' })).key;
 });
 
-const stockOf = async (petId: string) =>
-  (await gql(t.url, 'query($id: ID!) { inventoryItem(petId: $id) { quantity status } }', { id: petId })).data?.inventoryItem;
-
 describe('placeOrder', () => {
   it('takes the quantity from stock and opens an order owned by the key', async () => {
     const petId = await stockedPet(t, 5);
     const result = await placeOrder(t, alice, petId, 2, undefined, '2027-01-02T03:04:05Z');
     expect(result.errors).toBeUndefined();
     expect(result.data?.placeOrder).toMatchObject({ petId, quantity: 2, shipDate: '2027-01-02T03:04:05.000Z', complete: false });
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
   });
 
   it('leaves the stock PENDING when it takes the last units', async () => {
     const petId = await stockedPet(t, 2);
     await placeOrder(t, alice, petId, 2);
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
   });
 
   it('checks, in order: the pet exists, it is AVAILABLE, the stock covers the quantity', async () => {
@@ -50,7 +47,7 @@ describe('placeOrder', () => {
     const few = await stockedPet(t, 3);
     const tooMany = await placeOrder(t, alice, few, 4);
     expect(tooMany.errors?.[0]).toMatchObject({ message: expect.stringContaining('has 3 in stock; 4 requested'), extensions: { code: 'INSUFFICIENT_STOCK' } });
-    expect(await stockOf(few)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, few)).toEqual({ quantity: 3, status: 'AVAILABLE' });
   });
 
   it('places an order in one SQL statement, refusals and idempotency included (issue 14: at most 2)', async () => {
@@ -74,14 +71,14 @@ describe('placeOrder', () => {
     expect(await statementsOf(() => placeOrder(t, alice, petId, 1, 'once'))).toBe(1);
     expect(await statementsOf(() => placeOrder(t, alice, petId, 1, 'once'))).toBe(1); // the replay
     expect(await statementsOf(() => placeOrder(t, alice, petId, 100))).toBe(1); // INSUFFICIENT_STOCK
-    expect(await stockOf(petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
   });
 
   it.each([[0], [1001], [-3]])('refuses quantity %p with BAD_USER_INPUT', async (quantity) => {
     const petId = await stockedPet(t, 5);
     const result = await placeOrder(t, alice, petId, quantity);
     expect(codes(result)).toEqual(['BAD_USER_INPUT']);
-    expect(await stockOf(petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
   });
 
   it('refuses a malformed shipDate before execution', async () => {
@@ -112,11 +109,11 @@ describe('completeOrder', () => {
     const petId = await stockedPet(t, 2);
     const first = (await placeOrder(t, alice, petId, 1)).data?.placeOrder.id;
     const second = (await placeOrder(t, bob, petId, 1)).data?.placeOrder.id;
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
     await gql(t.url, `mutation { completeOrder(id: "${first}") { id } }`, undefined, { key: t.adminKey });
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
     await gql(t.url, `mutation { completeOrder(id: "${second}") { id } }`, undefined, { key: t.adminKey });
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'SOLD' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'SOLD' });
   });
 
   it('is for admins: FORBIDDEN to a client, NOT_FOUND for an unknown order', async () => {
@@ -133,10 +130,10 @@ describe('cancelOrder', () => {
   it('returns the units to stock, re-derives the status and removes the order', async () => {
     const petId = await stockedPet(t, 3);
     const id = (await placeOrder(t, alice, petId, 3)).data?.placeOrder.id;
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'PENDING' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
     const cancelled = await gql(t.url, `mutation { cancelOrder(id: "${id}") }`, undefined, { key: alice });
     expect(cancelled.data).toEqual({ cancelOrder: id });
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: 'AVAILABLE' });
     expect((await gql(t.url, `{ order(id: "${id}") { id } }`, undefined, { key: alice })).data).toEqual({ order: null });
   });
 
@@ -146,7 +143,7 @@ describe('cancelOrder', () => {
     await gql(t.url, `mutation { completeOrder(id: "${id}") { id } }`, undefined, { key: t.adminKey });
     const result = await gql(t.url, `mutation { cancelOrder(id: "${id}") }`, undefined, { key: alice });
     expect(result.errors?.[0].extensions).toEqual({ code: 'ORDER_ALREADY_COMPLETE', status: 409 });
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: 'SOLD' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'SOLD' });
   });
 
   it("lets an admin cancel anyone's order", async () => {
@@ -174,7 +171,7 @@ describe('isolation between clients', () => {
     expect(list.data?.orders).toEqual({ totalCount: 0, nodes: [] });
     const own = await gql(t.url, 'query($petId: ID) { orders(filter: { petId: $petId }) { totalCount } }', { petId }, { key: alice });
     expect(own.data?.orders.totalCount).toBe(1);
-    expect(await stockOf(petId)).toEqual({ quantity: 4, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 4, status: 'AVAILABLE' });
   });
 
   it('needs a key to read orders at all', async () => {
@@ -241,7 +238,7 @@ describe('updateInventory', () => {
     }
     expect(codes(await gql(t.url, 'mutation { updateInventory(petId: "777777", input: { quantity: 1 }) { quantity } }', undefined, { key: t.adminKey }))).toEqual(['NOT_FOUND']);
     expect(codes(await gql(t.url, `mutation { updateInventory(petId: "${petId}", input: { quantity: 1 }) { quantity } }`, undefined, { key: alice }))).toEqual(['FORBIDDEN']);
-    expect(await stockOf(petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 5, status: 'AVAILABLE' });
   });
 });
 

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, createCategory, createPet, placeOrder, setStock } from '../helpers/builders';
+import { createApiKey, createCategory, createPet, placeOrder, setStock, stockOf } from '../helpers/builders';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { gql } from '../helpers/gql';
 import { seedDemoCatalogue } from '../../src/db/seed';
@@ -36,8 +36,6 @@ describe('with the rule replaced, every path that writes stock follows it', () =
   // Each outcome moved to another status, so that no path can agree with it by accident.
   const SWAPPED = { stocked: 'PENDING', openOrder: 'SOLD', otherwise: 'AVAILABLE' };
   let alice: string;
-  const stockOf = async (petId: string) =>
-    (await gql(t.url, 'query($id: ID!) { inventoryItem(petId: $id) { quantity status } }', { id: petId })).data?.inventoryItem;
   const asAdmin = (query: string) => gql(t.url, query, undefined, { key: t.adminKey });
 
   beforeAll(async () => {
@@ -59,20 +57,20 @@ describe('with the rule replaced, every path that writes stock follows it', () =
 
   it('createPet, updateInventory, placeOrder, completeOrder and cancelOrder', async () => {
     const petId = await createPet(t, await createCategory(t, 'Swapped'));
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: SWAPPED.otherwise });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: SWAPPED.otherwise });
     await setStock(t, petId, 5);
-    expect(await stockOf(petId)).toEqual({ quantity: 5, status: SWAPPED.stocked });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 5, status: SWAPPED.stocked });
 
     const first = (await placeOrder(t, alice, petId, 2)).data?.placeOrder.id;
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: SWAPPED.stocked });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: SWAPPED.stocked });
     const last = (await placeOrder(t, alice, petId, 3)).data?.placeOrder.id;
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: SWAPPED.openOrder });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: SWAPPED.openOrder });
 
     await asAdmin(`mutation { completeOrder(id: "${first}") { id } }`);
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: SWAPPED.openOrder });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: SWAPPED.openOrder });
     await asAdmin(`mutation { cancelOrder(id: "${last}") }`);
-    expect(await stockOf(petId)).toEqual({ quantity: 3, status: SWAPPED.stocked });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 3, status: SWAPPED.stocked });
     await setStock(t, petId, 0);
-    expect(await stockOf(petId)).toEqual({ quantity: 0, status: SWAPPED.otherwise });
+    expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: SWAPPED.otherwise });
   });
 });
