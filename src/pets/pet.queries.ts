@@ -200,9 +200,12 @@ export function petsCountByCategories(categoryIds: readonly string[]): Statement
   };
 }
 
-/** A count read by petsCount: over COUNT_BOUND only when a bounded count stopped. */
-export function countOf(total: number): Count {
-  return total > COUNT_BOUND ? { total: COUNT_BOUND, exact: false } : { total, exact: true };
+/**
+ * A count read by petsCount for `filter`: exact from the counters, whatever the total; a
+ * substring's count, bounded, is "at least" COUNT_BOUND when it stopped past the bound.
+ */
+export function countOf(filter: PetFilter, total: number): Count {
+  return filter.nameContains && total > COUNT_BOUND ? { total: COUNT_BOUND, exact: false } : { total, exact: true };
 }
 
 /** A pet from its row, with the relations its shape joined in attached. */

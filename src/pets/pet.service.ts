@@ -37,7 +37,7 @@ export class PetService {
 
   async count(filter: PetFilter): Promise<Count> {
     const [{ total }] = await this.db.rows<{ total: number }>(petsCount(filter));
-    return countOf(total);
+    return countOf(filter, total);
   }
 
   /** One page of pets for each of several categories, in one statement. */
