@@ -1,7 +1,7 @@
 import { In } from 'typeorm';
 import type { Page, PageRequest } from '../common/page';
 import { trimName } from '../common/validators';
-import { deleteUnreferenced, keysetPage } from '../sql/rows';
+import { deleteUnreferenced, keysetPage, updateColumns } from '../sql/rows';
 import type { Statements } from '../sql/statements';
 import { ApiError, notFound } from '../errors';
 import { Category } from './category.entity';
@@ -31,12 +31,16 @@ export class CategoryService {
     );
   }
 
+  /** Changes only the fields given, in one statement: concurrent changes of different fields all stand. */
   async update(id: string, input: CategoryUpdateInput): Promise<Category> {
-    const category = await this.db.repository(Category, (categories) => categories.findOneBy({ id }));
-    if (!category) throw notFound(`Category ${id}`);
-    if (input.name !== undefined) category.name = trimName(input.name);
-    if (input.description !== undefined) category.description = cleanDescription(input.description);
-    return this.db.repository(Category, (categories) => categories.save(category));
+    const changes = {
+      name: input.name === undefined ? undefined : trimName(input.name),
+      description: input.description === undefined ? undefined : cleanDescription(input.description),
+    };
+    const { text, values } = updateColumns('categories', id, changes, () => 'SELECT id, name, description FROM changed');
+    const [row] = await this.db.query<Pick<Category, 'id' | 'name' | 'description'>[]>(text, values);
+    if (!row) throw notFound(`Category ${id}`);
+    return Object.assign(new Category(), row);
   }
 
   /** Refused while pets belong to the category. */

@@ -22,6 +22,8 @@ export const STOCK_CHANGE = {
 } as const satisfies NotificationShape;
 export type StockChange = NotificationOf<typeof STOCK_CHANGE>;
 
+export const petChange = (kind: PetChangeKind, id: string): PetChange => ({ type: 'pet', kind, id });
+
 export function announcePetChange(manager: EntityManager, kind: PetChangeKind, id: string): Promise<void> {
-  return notifyOnCommit(manager, { type: 'pet', kind, id } satisfies PetChange);
+  return notifyOnCommit(manager, petChange(kind, id));
 }

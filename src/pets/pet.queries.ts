@@ -3,10 +3,12 @@ import type { Count } from '../common/connection';
 import type { PageRequest } from '../common/page';
 import type { Statement } from '../sql/prepared';
 import { containsPattern } from '../sql/like-pattern';
-import { keyset } from '../sql/rows';
+import { notifyCall } from '../sql/notify';
+import { bindTo, keyset, updateColumns } from '../sql/rows';
 import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
+import { petChange } from './pet.events';
 import type { PetStatus } from './pet-status';
 import { type PetPart, type PetShape, PET_COLUMNS, PET_PARTS, petShape, shapeKey } from './pet-shape';
 
@@ -87,9 +89,6 @@ function boundedName(name: string): string {
   return name;
 }
 
-/** Adds a parameter to `values`, returning its placeholder. */
-const bind = (values: unknown[]) => (value: unknown) => `$${values.push(value)}`;
-
 /** The WHERE clause of a filter; `values` grows with its parameters. */
 function whereOf(filter: PetFilter, values: unknown[]): { clauses: string[]; key: string } {
   const clauses: string[] = [];
@@ -131,7 +130,7 @@ export function petsByIds(ids: readonly string[], shape: PetShape = PET_COLUMNS)
 export function petsPage(filter: PetFilter, page: PageRequest, shape: PetShape = PET_COLUMNS): Statement {
   const values: unknown[] = [];
   const { clauses, key } = whereOf(filter, values);
-  const { after, orderBy, limit } = keyset('p.id', page, bind(values));
+  const { after, orderBy, limit } = keyset('p.id', page, bindTo(values));
   if (after) clauses.push(after);
   if (after && shape.has('inventory')) {
     // The same cursor on the stock's key: the merge join then starts both scans at the cursor,
@@ -155,7 +154,7 @@ export function petsPage(filter: PetFilter, page: PageRequest, shape: PetShape =
 export function petsOfCategoriesPage(categoryIds: readonly string[], page: PageRequest, shape: PetShape = PET_COLUMNS): Statement {
   const values: unknown[] = [categoryIds];
   const withCategory = petShape([...shape, 'category_id']);
-  const { after, orderBy, limit } = keyset('p.id', page, bind(values));
+  const { after, orderBy, limit } = keyset('p.id', page, bindTo(values));
   const where = ['p.category_id = wanted.id', ...(after ? [after] : [])].join(' AND ');
   return {
     name: boundedName(`pets-of-categories-page${page.afterId ? '-a' : ''}-${limit}-${shapeKey(withCategory)}`),
@@ -177,13 +176,13 @@ export function petsCount(filter: PetFilter): Statement {
     const { clauses, key } = whereOf(filter, values);
     return {
       name: nameOf(`pets-count-${key}`, key),
-      text: `SELECT count(*)::int AS total FROM (SELECT FROM pets p WHERE ${clauses.join(' AND ')} LIMIT ${bind(values)(COUNT_BOUND + 1)}) matches`,
+      text: `SELECT count(*)::int AS total FROM (SELECT FROM pets p WHERE ${clauses.join(' AND ')} LIMIT ${bindTo(values)(COUNT_BOUND + 1)}) matches`,
       values,
     };
   }
   const clauses: string[] = [];
-  if (filter.status) clauses.push(`status = ${bind(values)(filter.status)}`);
-  if (filter.categoryId) clauses.push(`category_id = ${bind(values)(filter.categoryId)}`);
+  if (filter.status) clauses.push(`status = ${bindTo(values)(filter.status)}`);
+  if (filter.categoryId) clauses.push(`category_id = ${bindTo(values)(filter.categoryId)}`);
   return {
     name: `pets-counted-${filter.status ? 's' : ''}${filter.categoryId ? 'c' : ''}`,
     text: `SELECT coalesce(sum(total), 0)::int AS total FROM pet_counts ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}`,
@@ -198,6 +197,22 @@ export function petsCountByCategories(categoryIds: readonly string[]): Statement
     text: 'SELECT category_id, sum(total)::int AS total FROM pet_counts WHERE category_id = ANY($1::bigint[]) GROUP BY category_id',
     values: [categoryIds],
   };
+}
+
+/** The columns updatePet sets, as stored: those not given stay as they are. */
+export interface PetChanges {
+  name?: string;
+  category_id?: string;
+  status?: PetStatus;
+}
+
+/**
+ * Sets the given columns of one pet and announces it UPDATED on commit, in one statement: no
+ * read-then-save, so concurrent updates of different columns all stand; no pet, no notice.
+ */
+export function petUpdate(id: string, changes: PetChanges): { text: string; values: unknown[] } {
+  const announce = (bind: (value: unknown) => string) => notifyCall(petChange('UPDATED', id), bind);
+  return updateColumns('pets', id, { ...changes }, (bind) => `SELECT id, name, category_id, status, ${announce(bind)} FROM changed`);
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   petsCountByCategories,
   petsOfCategoriesPage,
   petsPage,
+  petUpdate,
 } from './pet.queries';
 import { PetStatus } from './pet-status';
 import { PET_COLUMNS, type PetShape } from './pet-shape';
@@ -75,22 +76,19 @@ export class PetService {
     }
   }
 
+  /** Changes only the fields given, in one statement (pet.queries.ts petUpdate). */
   async update(id: string, input: PetUpdateInput): Promise<Pet> {
-    const pet = await this.db.repository(Pet, (pets) => pets.findOneBy({ id }));
-    if (!pet) throw notFound(`Pet ${id}`);
-    if (input.name !== undefined) pet.name = trimName(input.name);
-    if (input.categoryId !== undefined) pet.categoryId = input.categoryId;
-    if (input.status !== undefined) pet.status = input.status;
+    const changes = { name: input.name === undefined ? undefined : trimName(input.name), category_id: input.categoryId, status: input.status };
+    const { text, values } = petUpdate(id, changes);
+    let rows: PetRow[];
     try {
-      return await this.db.transaction(async (manager) => {
-        const saved = await manager.save(pet);
-        await announcePetChange(manager, 'UPDATED', id);
-        return saved;
-      });
+      rows = await this.db.query<PetRow[]>(text, values);
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Category ${input.categoryId}`);
       throw error;
     }
+    if (!rows[0]) throw notFound(`Pet ${id}`);
+    return petFromRow(rows[0]);
   }
 
   /** Removes the pet and its stock; refused while orders name it. */

@@ -28,6 +28,35 @@ export function keyset(column: string, page: PageRequest, bind: (id: string) => 
   };
 }
 
+/** Adds a parameter to `values`, returning its placeholder (`$n`). */
+export const bindTo =
+  (values: unknown[]) =>
+  (value: unknown): string =>
+    `$${values.push(value)}`;
+
+/**
+ * Sets the given columns of the row with `id` (an undefined value leaves its column alone), in one
+ * statement answering `select` over the updated row, `changed`. The UPDATE locks the row and
+ * writes only the columns given, so concurrent updates of different columns all stand, where
+ * saving an entity read beforehand writes back every column as it was read. With no column
+ * given, the row is still locked and returned. Column names come from the caller, never a client.
+ */
+export function updateColumns(
+  table: string,
+  id: string,
+  changes: Record<string, unknown>,
+  select: (bind: (value: unknown) => string) => string,
+): { text: string; values: unknown[] } {
+  const values: unknown[] = [id];
+  const bind = bindTo(values);
+  const sets = Object.entries(changes)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => `${column} = ${bind(value)}`);
+  const update = `UPDATE ${table} SET ${sets.join(', ') || 'id = id'} WHERE id = $1 RETURNING *`;
+  // A data-modifying WITH, so that the statement answers rows, as a SELECT does.
+  return { text: `WITH changed AS (${update}) ${select(bind)}`, values };
+}
+
 /** One page of `query` in `column` order (keyset). */
 export async function keysetPage<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
