@@ -102,6 +102,16 @@ it('answers a key it cannot check 503 with Retry-After before counting it: never
     const response = await ask(key);
     answers.push({ status: response.status, code: response.body.errors?.[0]?.extensions?.code, retryAfter: response.headers['retry-after'], counted: 'x-ratelimit-limit' in response.headers });
   }
+  // REST and a Server-Sent Events stream alike.
+  const rest = await request(t.url).get('/store/orders').set('X-API-Key', key);
+  const stream = await request(t.url)
+    .post('/graphql/stream')
+    .set({ 'X-API-Key': key, Accept: 'text/event-stream' })
+    .send({ query: 'subscription { petChanged { id } }' });
+  for (const response of [rest, stream]) {
+    const code = response.body.code ?? response.body.errors?.[0]?.extensions?.code;
+    answers.push({ status: response.status, code, retryAfter: response.headers['retry-after'], counted: 'x-ratelimit-limit' in response.headers });
+  }
   await proxy.restore();
   expect(answers.filter(({ status, code, retryAfter, counted }) => status !== 503 || code !== 'SERVICE_UNAVAILABLE' || !retryAfter || counted)).toEqual([]);
   await waitFor(async () => (await ask(key)).status === 200, 10_000, 'the key to be served once the database is back');
