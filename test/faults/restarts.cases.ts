@@ -1,6 +1,7 @@
 import { connectDatabase } from '../../src/db/database';
 import { generateApiKey, hashApiKey } from '../../src/auth/key-secret';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/api-key.service';
+import { adminQuery } from '../helpers/database';
 import { completion, GatewayProgram, type GatewayProcess, listeningUrl } from '../helpers/gateway-process';
 import { postgresBinDir, type PostgresCluster, startPostgresCluster } from '../helpers/postgres-cluster';
 import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
@@ -98,12 +99,26 @@ withServers('restarts of the servers under load', () => {
   /** Every answer of the run so far was 200 or 503: no 500, no 429 or 403 for a valid key, none missing. */
   const expectOnly200And503 = () => expect(byStatus(load.answers.filter(({ status }) => status !== 200 && status !== 503))).toEqual({});
 
-  it.each(['fast', 'immediate'] as const)('survives pg_ctl restart -m %s', async (mode) => {
-    const figures = await underLoad(`PostgreSQL restart -m ${mode}`, () => cluster.restart(mode));
+  /** Sessions LISTENing for changes (src/live/change-listener.ts), as the server counts them. */
+  const listening = async () => {
+    const [{ sessions }] = await adminQuery<{ sessions: number }>(cluster.url, "SELECT count(*)::int AS sessions FROM pg_stat_activity WHERE query LIKE 'LISTEN %'");
+    return sessions;
+  };
+
+  it.each(['fast', 'immediate'] as const)('survives pg_ctl restart -m %s, and listens for changes again', async (mode) => {
+    let back = 0;
+    const figures = await underLoad(`PostgreSQL restart -m ${mode}`, async () => {
+      await cluster.restart(mode);
+      back = Date.now();
+    });
+    await waitFor(async () => (await listening()) === instances.length, WITHIN_MS, 'every instance to LISTEN again');
+    const relistenedMs = Date.now() - back;
+    console.log(`PostgreSQL restart -m ${mode}: every instance LISTENs again ${relistenedMs} ms after the server returned`);
     for (const { exits, recoveryMs } of figures) {
       expect(exits).toBe(0);
       expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_MS);
     }
+    expect(relistenedMs).toBeLessThanOrEqual(RECOVERY_MS);
     expectOnly200And503();
   });
 
