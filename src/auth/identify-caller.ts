@@ -8,7 +8,7 @@ import type { Caller } from './caller';
 /** Who sent a request, and whom it is counted against. */
 export interface Identified {
   caller: Caller;
-  /** The identity of the limiter's windows: the caller's, or an unverifiable key's (below). */
+  /** The identity of the limiter's windows: the caller's (an invalid key's is its address's). */
   identity: string;
   /** Why the request is refused once it has been counted: an X-API-Key that names no valid key (401). */
   unverified?: unknown;
