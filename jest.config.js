@@ -6,6 +6,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The tests that restart servers under load run apart: `npm run test:slow` (jest.slow.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '\\.slow\\.test\\.ts$'],
   setupFiles: ['reflect-metadata'],
   // One migrated database for the run, copied per test file (test/setup/database-template.ts).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',

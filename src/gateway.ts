@@ -59,6 +59,9 @@ export async function startGateway(
     const server = createHttpServer(app.listener);
     app.websockets.attach(server);
     await listen(server, config);
+    // Once listening, a failure to accept a connection (out of file descriptors, say) is emitted
+    // on the server: the connection is lost, the process and its other connections are not.
+    server.on('error', (error: Error) => logger.warn({ err: error.message }, 'HTTP server error'));
     const started = app;
     return {
       url: urlOf(server, config.host),

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Page, PageRequest } from '../common/page';
 import { trimName } from '../common/validators';
+import { isDatabaseUnavailable } from '../sql/pg-errors';
 import type { Statements } from '../sql/statements';
 import { keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
@@ -32,7 +33,9 @@ export type KeyCache = LRUCache<string, { key: AuthenticatedKey | null }>;
 /** `clock` stands in for the cache's timer in tests. */
 export function keyCache(clock?: () => number): KeyCache {
   // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
-  return new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, perf: clock && { now: clock } });
+  // noDeleteOnStaleGet: an entry past its time stays until a fresh lookup replaces it (or the
+  // size bound evicts it), to stand in while the database cannot be asked (authenticate).
+  return new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, noDeleteOnStaleGet: true, perf: clock && { now: clock } });
 }
 
 export class ApiKeyService {
@@ -42,13 +45,24 @@ export class ApiKeyService {
     private readonly cache: KeyCache = keyCache(),
   ) {}
 
-  /** The key behind an X-API-Key header, or null when it is unknown or revoked. */
+  /**
+   * The key behind an X-API-Key header, or null when it is unknown or revoked. While the database
+   * cannot be reached, the last answer it gave this instance stands in, however old (a revocation
+   * made here meanwhile still counts: it removes the entry); without one the failure is thrown.
+   */
   async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
     if (!looksLikeApiKey(rawKey)) return null;
     const hash = hashApiKey(rawKey);
     const cached = this.cache.get(hash);
     if (cached) return cached.key;
-    const row = await this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash }));
+    let row: ApiKey | null;
+    try {
+      row = await this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash }));
+    } catch (error) {
+      const lastKnown = isDatabaseUnavailable(error) ? this.cache.get(hash, { allowStale: true }) : undefined;
+      if (lastKnown) return lastKnown.key;
+      throw error;
+    }
     const key = row && !row.revokedAt ? toAuthenticated(row) : null;
     this.cache.set(hash, { key });
     return key;

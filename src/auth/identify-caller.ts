@@ -4,17 +4,13 @@ import { ApiError } from '../errors';
 import { identityOf } from '../limits/identity';
 import type { ApiKeyService } from './api-key.service';
 import type { Caller } from './caller';
-import { hashApiKey } from './key-secret';
 
 /** Who sent a request, and whom it is counted against. */
 export interface Identified {
   caller: Caller;
-  /** The identity of the limiter's windows: the caller's, or an unverifiable key's (below). */
+  /** The identity of the limiter's windows: the caller's (an invalid key's is its address's). */
   identity: string;
-  /**
-   * Why the request is refused once it has been counted: an X-API-Key that names no valid key
-   * (401), or one that could not be checked (the database is down, say: 503).
-   */
+  /** Why the request is refused once it has been counted: an X-API-Key that names no valid key (401). */
   unverified?: unknown;
 }
 
@@ -23,9 +19,10 @@ export interface Identified {
  * Every key presented (a socket may send one in its payload and one in its upgrade header) must
  * be a string naming a valid key, the first being the caller's. An unknown or revoked key is not
  * treated as anonymous: the request is counted against its client address, then refused
- * (docs/contract.md §4, §5). A request whose key cannot be checked at all is counted against the
- * key it claims, then fails as the check did (503 when the database is down). Without a key the
- * answer comes at once, with no promise to wait for.
+ * (docs/contract.md §4, §5). A key that cannot be checked now (the database is down), and that this
+ * instance has no earlier answer for, rejects the promise with the check's failure (503): the
+ * request is refused before it is counted, against anyone. Without a key the answer comes at
+ * once, with no promise to wait for.
  */
 export function keyIdentifier(apiKeys: ApiKeyService) {
   return (address: string, presented: readonly unknown[]): Identified | Promise<Identified> => {
@@ -40,14 +37,8 @@ async function authenticateAll(apiKeys: ApiKeyService, address: string, rawKeys:
   const anonymous: Caller = { kind: 'anonymous', address };
   let caller: Caller | undefined;
   for (const raw of rawKeys) {
-    let key;
-    try {
-      key = await apiKeys.authenticate(raw);
-    } catch (error) {
-      // Counted against the key it claims (by hash, on the FREE quota), not against its address:
-      // an outage must not use up, or ban, everyone else behind that address.
-      return { caller: anonymous, identity: `unverified:${hashApiKey(raw).slice(0, 32)}`, unverified: error };
-    }
+    // A failed check rejects: an outage must not use up, limit or ban the key, nor anyone else.
+    const key = await apiKeys.authenticate(raw);
     if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
     caller ??= { kind: 'key', address, key };
   }

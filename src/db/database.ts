@@ -1,6 +1,6 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
-import { poolOf } from '../sql/pool';
+import { guardCheckouts, poolOf } from '../sql/pool';
 import { runUnnamedStatements } from '../sql/prepared';
 import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
 import { createDataSource, type DataSourceOptions, STATEMENT_TIMEOUT_MS } from './data-source';
@@ -66,6 +66,7 @@ export async function connectDatabase(
   }
   const dataSource = createDataSource({ url, embedded, ...settings });
   await dataSource.initialize();
+  guardCheckouts(poolOf(dataSource));
   try {
     if (embedded) forgetPreparedStatementsOnReconnect(dataSource);
     if (settings.poolMode === 'transaction') runUnnamedStatements(poolOf(dataSource));
@@ -83,6 +84,7 @@ async function migrateOn(directUrl: string, settings: Omit<DataSourceOptions, 'u
   const direct = createDataSource({ ...settings, url: directUrl, poolSize: 1, poolMode: 'session' });
   try {
     await direct.initialize();
+    guardCheckouts(poolOf(direct));
   } catch (error) {
     const line = describeConnectFailure(error, directUrl, 'DATABASE_DIRECT_URL');
     throw line ? new DatabaseConnectError(line, error) : error;

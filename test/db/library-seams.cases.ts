@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { Category } from '../../src/pets/category.entity';
 import { poolOf } from '../../src/sql/pool';
 import { type Budget, Statements } from '../../src/sql/statements';
@@ -75,4 +75,29 @@ it('a failed statement still gives its connection and its turn back', async () =
   expect(events).toEqual(ONE_STATEMENT);
   const prepared = await eventsOf((statements) => statements.rows({ name: '', text: 'SELECT no_such_column', values: [] }).catch(() => undefined));
   expect(prepared).toEqual(ONE_STATEMENT);
+});
+
+/**
+ * pg-pool stops listening to a connection's errors when it hands it out, and pg emits 'error'
+ * when the server ends the connection (a restart): a checkout with no statement running, and no
+ * listener of its own, would end the process. guardCheckouts (sql/pool.ts) relies on the pool's
+ * `acquire` coming before that and `release` after it listens again.
+ */
+it('a checked-out connection has an error listener before any statement runs, and none of ours is left after release', async () => {
+  const pool = poolOf(db.dataSource);
+  const client = await new Promise<PoolClient>((resolve, reject) =>
+    pool.connect((error, connection, done) => {
+      if (error || !connection) return reject(error);
+      // Here, in pg-pool's own callback, its idle listener is gone and no caller has added one.
+      expect(connection.listenerCount('error')).toBe(1);
+      expect(() => connection.emit('error', new Error('terminating connection due to administrator command'))).not.toThrow();
+      done(new Error('dropped'));
+      resolve(connection);
+    }),
+  );
+  // Released with an error: discarded, with only the pool's listener, which outlives the connection.
+  expect(client.listenerCount('error')).toBe(1);
+  const kept = await pool.connect();
+  kept.release();
+  expect(kept.listenerCount('error')).toBe(1);
 });

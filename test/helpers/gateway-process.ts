@@ -55,3 +55,20 @@ export function completion(child: GatewayProcess): Promise<{ code: number | stri
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code: code ?? String(signal), stdout, stderr })));
 }
+
+/** The URL the gateway prints once it listens (without `/graphql`); rejects if it exits first. */
+export function listeningUrl(child: GatewayProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const printed = /Pet Store gateway: (http:\/\/\S+)\/graphql/.exec(seen);
+      if (printed) {
+        child.stdout.off('data', onData);
+        resolve(printed[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`expected the gateway to start, it exited with ${code}: ${seen}`)));
+  });
+}

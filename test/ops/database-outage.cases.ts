@@ -1,9 +1,14 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
+import { ApiKeyService, KEY_CACHE_TTL_MS, keyCache } from '../../src/auth/api-key.service';
 import { connectDatabase } from '../../src/db/database';
+import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
+import { Statements } from '../../src/sql/statements';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
 import { createTestDatabase, startEmbeddedTestPostgres } from '../helpers/database';
+import { wsUrl } from '../helpers/live';
+import { rawSocket } from '../helpers/raw-socket';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
 
@@ -84,6 +89,66 @@ it('answers 503 while the database is away, and recovers by itself', async () =>
   console.log(
     `database outage: ${outage.length} requests, all 503 SERVICE_UNAVAILABLE, slowest ${slowest} ms; recovered ${recoveredAfter} ms after the database returned`,
   );
+});
+
+// Row 3b of the outage: before, such a key was counted as an unverified caller on a FREE-sized
+// quota, refused 429 and then banned while the database was away.
+it('answers a key it cannot check 503 with Retry-After before counting it: never 429 or banned for the outage', async () => {
+  const { key } = await createApiKey(t, { plan: 'FREE' }); // never looked up by the gateway yet
+  await proxy.cut();
+  const answers: { status: number; code: unknown; retryAfter?: string; counted: boolean }[] = [];
+  // More than FREE's 60 a minute.
+  for (let i = 0; i < 70; i += 1) {
+    const response = await ask(key);
+    answers.push({ status: response.status, code: response.body.errors?.[0]?.extensions?.code, retryAfter: response.headers['retry-after'], counted: 'x-ratelimit-limit' in response.headers });
+  }
+  // REST and a Server-Sent Events stream alike.
+  const rest = await request(t.url).get('/store/orders').set('X-API-Key', key);
+  const stream = await request(t.url)
+    .post('/graphql/stream')
+    .set({ 'X-API-Key': key, Accept: 'text/event-stream' })
+    .send({ query: 'subscription { petChanged { id } }' });
+  for (const response of [rest, stream]) {
+    const code = response.body.code ?? response.body.errors?.[0]?.extensions?.code;
+    answers.push({ status: response.status, code, retryAfter: response.headers['retry-after'], counted: 'x-ratelimit-limit' in response.headers });
+  }
+  await proxy.restore();
+  expect(answers.filter(({ status, code, retryAfter, counted }) => status !== 503 || code !== 'SERVICE_UNAVAILABLE' || !retryAfter || counted)).toEqual([]);
+  await waitFor(async () => (await ask(key)).status === 200, 10_000, 'the key to be served once the database is back');
+  const served = await ask(key);
+  expect(served.status).toBe(200);
+  expect(Number(served.headers['x-ratelimit-remaining'])).toBeGreaterThan(0);
+});
+
+it('closes a WebSocket whose key cannot be checked 1011 SERVICE_UNAVAILABLE, the key in its upgrade header or in connection_init', async () => {
+  const { key } = await createApiKey(t, { plan: 'PRO' });
+  await proxy.cut();
+  try {
+    const inHeader = await rawSocket(wsUrl(t), { headers: { 'X-API-Key': key } });
+    inHeader.send({ type: 'connection_init' });
+    const inPayload = await rawSocket(wsUrl(t));
+    inPayload.send({ type: 'connection_init', payload: { 'X-API-Key': key } });
+    for (const socket of [inHeader, inPayload]) expect(await socket.closed).toEqual({ code: 1011, reason: 'SERVICE_UNAVAILABLE' });
+  } finally {
+    await proxy.restore();
+  }
+});
+
+it('answers for a key from its last lookup while the database cannot be asked, however old', async () => {
+  let now = 1_000; // not 0: lru-cache never ages an entry stored at time 0
+  const apiKeys = new ApiKeyService(new Statements(dataSource), keyCache(() => now));
+  const { key, id } = await createApiKey(t, { plan: 'PRO' });
+  const unseen = await createApiKey(t, { plan: 'PRO' });
+  expect(await apiKeys.authenticate(key)).toMatchObject({ id });
+  now += KEY_CACHE_TTL_MS * 100;
+  await proxy.cut();
+  try {
+    expect(await apiKeys.authenticate(key)).toMatchObject({ id });
+    const failure = await apiKeys.authenticate(unseen.key).catch((error: unknown) => error);
+    expect(isDatabaseUnavailable(failure)).toBe(true);
+  } finally {
+    await proxy.restore();
+  }
 });
 
 // The frozen database never answers: a 503 can only come from the statement timeout.

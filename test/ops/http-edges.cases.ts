@@ -115,3 +115,9 @@ describe('slow clients', () => {
     expect(closedAfterMs).toBeGreaterThanOrEqual(1_900);
   });
 });
+
+// Node emits a failed accept (EMFILE: out of file descriptors) as 'error' on the listening server.
+it('goes on serving after the listening server fails to accept a connection', async () => {
+  t.server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE', syscall: 'accept' }));
+  expect((await request(t.url).get('/healthz')).status).toBe(200);
+});

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migratedDataDir } from '../helpers/database';
-import { GatewayProgram, type GatewayProcess } from '../helpers/gateway-process';
+import { GatewayProgram, type GatewayProcess, listeningUrl } from '../helpers/gateway-process';
 
 /**
  * The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. Each starts
@@ -37,19 +37,7 @@ function startGateway(): GatewayProcess {
  * signal handlers included (they are installed just after the address is printed).
  */
 async function listening(child: GatewayProcess): Promise<void> {
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const printed = /Pet Store gateway: (http:\/\/\S+)\/graphql/.exec(seen);
-      if (printed) {
-        child.stdout.off('data', onData);
-        resolve(printed[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`expected the gateway to start, it exited with ${code}: ${seen}`)));
-  });
+  const url = await listeningUrl(child);
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
 }
 

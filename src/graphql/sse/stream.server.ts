@@ -116,7 +116,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     ticket.settle();
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (unverified) {
-      // Counted against the address (or the claimed key) as an HTTP request is, then refused.
+      // An invalid key: counted against the address as an HTTP request is, then refused.
       const counted = await admitter.count(caller, identity);
       if (counted.decision) writeRateLimitHeaders(res, counted.decision);
       throw counted.refusal ?? unverified;

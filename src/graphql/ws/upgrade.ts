@@ -56,8 +56,9 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
    * without a bound. Undefined when admitted, else the identity that is full.
    */
   const claimByHeader = async (header: string, ticket: SocketTicket, address: string): Promise<string | undefined> => {
-    const { caller, identity, unverified } = await deps.identify(address, [header]);
-    if (unverified || caller.kind !== 'key') return undefined;
+    const identified = await Promise.resolve(deps.identify(address, [header])).catch(() => undefined);
+    if (!identified || identified.unverified || identified.caller.kind !== 'key') return undefined;
+    const { caller, identity } = identified;
     return ticket.claim(identity, socketsOfCaller(caller as Caller)) ? undefined : identity;
   };
 
