@@ -8,6 +8,8 @@
 /** Each part of src/, by path. */
 const PARTS = {
   errors: '^src/errors\\.ts$',
+  refusals: '^src/refusals\\.ts$',
+  formatError: '^src/format-error\\.ts$',
   logger: '^src/logger\\.ts$',
   telemetry: '^src/telemetry/',
   config: '^src/config\\.ts$',
@@ -32,11 +34,15 @@ const PARTS = {
 };
 
 /** Domain-free helpers every part may use. */
-const KERNEL = ['errors', 'logger', 'telemetry', 'config', 'common', 'sql'];
+const KERNEL = ['errors', 'refusals', 'formatError', 'logger', 'telemetry', 'config', 'common', 'sql'];
 
 /** The parts each part may import, besides its own files. */
 const MAY_IMPORT = {
   errors: [],
+  // Every refusal (code, status, message, Retry-After) is made of the errors alone.
+  refusals: ['errors'],
+  // The one formatter of every error, on every transport: it knows refusals, outages and libraries' errors.
+  formatError: ['errors', 'refusals', 'logger', 'common', 'sql'],
   // Tracing (docs/contract.md §10) knows nothing of the gateway; log lines carry its trace id.
   telemetry: [],
   logger: ['telemetry'],

@@ -143,7 +143,7 @@ export async function createApp(
         metrics,
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),
-      graphql: graphqlOverHttp({ apollo, prepared, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
+      graphql: graphqlOverHttp({ apollo, prepared, logger, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
       rest: restRoutes(config),
       stream: { path: STREAM_PATH, serve: streams.serve },
     }),

@@ -55,20 +55,28 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 export class ApiError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
-  /** Response headers that belong with this refusal, such as Retry-After or Allow. */
+  /** Response headers that belong with this refusal, such as Allow; Retry-After comes of `retryAfterSeconds`. */
   readonly headers: Record<string, string>;
+  /** Whole seconds the client should wait before sending again: a refusal's Retry-After (refusals.ts). */
+  readonly retryAfterSeconds?: number;
 
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, retryAfterSeconds?: number) {
     const status = ERROR_STATUS[code];
     super(message, { extensions: { code, status } });
     this.name = 'ApiError';
     this.code = code;
     this.status = status;
     this.headers = headers;
+    if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
   }
 
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, status: this.status };
+  }
+
+  /** Every header of the answer: its own, and Retry-After when it has one. */
+  responseHeaders(): Record<string, string> {
+    return this.retryAfterSeconds === undefined ? this.headers : { ...this.headers, 'Retry-After': String(this.retryAfterSeconds) };
   }
 }
 
@@ -81,15 +89,3 @@ export class RequestRefusal extends ApiError {}
 
 export const badInput = (message: string) => new ApiError('BAD_USER_INPUT', message);
 export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`);
-
-export const INTERNAL_ERROR_BODY: ErrorBody = Object.freeze({
-  code: 'INTERNAL_SERVER_ERROR',
-  message: 'Internal server error',
-  status: 500,
-});
-
-export const SERVICE_UNAVAILABLE_BODY: ErrorBody = Object.freeze({
-  code: 'SERVICE_UNAVAILABLE',
-  message: 'The database is unavailable; retry shortly',
-  status: 503,
-});

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { ApiError } from '../errors';
+import { invalidApiKey } from '../refusals';
 import { identityOf } from '../limits/identity';
 import type { ApiKeyService } from './api-key.service';
 import type { Caller } from './caller';
@@ -54,10 +54,6 @@ export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
     const header = request.headers['x-api-key'];
     return identify(clientAddress(request, trustProxy), header === undefined ? none : [header]);
   };
-}
-
-export function invalidApiKey(): ApiError {
-  return new ApiError('INVALID_API_KEY', 'The X-API-Key header names no valid key');
 }
 
 /**

@@ -6,7 +6,7 @@ import { ApiKeyService } from '../auth/api-key.service';
 import { ApiKeyRole } from '../auth/role';
 import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
-import { describeViolations } from '../graphql/format-error';
+import { describeViolations } from '../format-error';
 import { Plan } from '../auth/plans';
 import { Statements } from '../sql/statements';
 

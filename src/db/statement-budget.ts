@@ -1,4 +1,5 @@
-import { ApiError, RequestRefusal } from '../errors';
+import { ApiError, type RequestRefusal } from '../errors';
+import { databaseBusy } from '../refusals';
 import type { Budget } from '../sql/statements';
 import type { DatabaseTime } from './database-time';
 
@@ -149,7 +150,7 @@ export class StatementBudget implements Budget {
   }
 
   private refuse(message: string, retryAfterSeconds: number): RequestRefusal {
-    this.refusal = new RequestRefusal('RATE_LIMITED', message, { 'Retry-After': String(Math.max(1, retryAfterSeconds)) });
+    this.refusal = databaseBusy(message, retryAfterSeconds);
     this.allowance.onRefusal?.(this.refusal);
     return this.refusal;
   }

@@ -27,7 +27,7 @@ export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<
       const refusal = raised?.map((error) => unwrapResolverError(error)).find((error) => error instanceof RequestRefusal);
       if (!refusal) return;
       response.http.status = refusal.status;
-      for (const [name, value] of Object.entries(refusal.headers)) response.http.headers.set(name, value);
+      for (const [name, value] of Object.entries(refusal.responseHeaders())) response.http.headers.set(name, value);
     },
   };
   return { requestDidStart: async () => listener };

@@ -1,11 +1,18 @@
 import { createHash } from 'node:crypto';
 import { InMemoryLRUCache, type KeyValueCache } from '@apollo/utils.keyvaluecache';
-import { type DocumentNode, type GraphQLError, type GraphQLSchema, Kind, parse, print, type SelectionNode, type SelectionSetNode, specifiedRules, type ValidationRule, validate, visit } from 'graphql';
+import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, print, type SelectionNode, type SelectionSetNode, specifiedRules, type ValidationRule, validate, visit } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { withoutConditionalSubscriptionRoots } from './subscription-root';
 
 /** Documents validated here and handed to Apollo as sent; more than this are validated again. */
 const PREPARED_DOCUMENTS = 500;
+/** Documents known to need no preparation, by hash: more than this are looked at again. */
+const PLAIN_DOCUMENTS = 5_000;
+/**
+ * Selections an operation may request once its fragments are expanded: Apollo's own bound
+ * (`maxRecursiveSelections: true`), which its validation applies and a prepared document skips.
+ */
+export const MAX_RECURSIVE_SELECTIONS = 10_000_000;
 
 /**
  * Apollo Server's document store (its `documentStore` option), and the documents graphql-js 16
@@ -15,13 +22,16 @@ const PREPARED_DOCUMENTS = 500;
  *   nothing its first copy does not, so the document is validated without its repeats;
  * - a subscription with `@include`/`@skip` at its root, on which the one-root-field rule throws;
  *   it is validated without those directives (and refused as any subscription over HTTP is).
- * Such a document is validated here in that form and put in the store as sent: Apollo finds it
- * there already validated, and costs and executes it as sent. Apollo keys the store by a schema
- * prefix and the sha256 of the query text, as the trusted documents rely on too (pinned in
- * test/frontend/trusted-documents.cases.ts).
+ * Such a document is validated here in that form, held to Apollo's bound on recursive selections
+ * as sent, and put in the store as sent: Apollo finds it there already validated, and costs and
+ * executes it as sent. Whether a document needs this is decided from its syntax before Apollo
+ * runs, never from what Apollo answers (a document may quote any message in a string). Apollo
+ * keys the store by a schema prefix and the sha256 of the query text, as the trusted documents
+ * rely on too (pinned in test/frontend/trusted-documents.cases.ts).
  */
 export class PreparedDocuments {
   private readonly prepared = new LRUCache<string, DocumentNode>({ max: PREPARED_DOCUMENTS });
+  private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS });
   private readonly rules: readonly ValidationRule[];
 
   constructor(
@@ -48,27 +58,26 @@ export class PreparedDocuments {
     };
   }
 
-  /** Whether `source` may hold a subscription root Apollo's validation would throw on: a cheap look first. */
-  static mayHaveConditionalSubscriptionRoot(source: string): boolean {
-    return source.includes('subscription') && (source.includes('@include') || source.includes('@skip'));
-  }
-
   /**
-   * Prepares `source` when its validation needs one of the forms above: undefined when it needs
-   * none (or does not parse: Apollo answers that), else the errors of its validation in that
-   * form, empty when it is valid and now in the store.
+   * Prepares `source`, before Apollo sees it, when its validation needs one of the forms above:
+   * undefined when it needs none (or does not parse: Apollo answers that), else the errors of its
+   * validation in that form, empty when it is valid and in the store. Each text is looked at once.
    */
   prepare(source: string): readonly GraphQLError[] | undefined {
+    const hash = createHash('sha256').update(source).digest('hex');
+    if (this.plain.has(hash)) return undefined;
+    if (this.prepared.has(hash)) return [];
     let document: DocumentNode;
     try {
       document = parse(source);
     } catch {
-      return undefined;
+      return void this.plain.set(hash, true);
     }
     const checked = withoutConditionalSubscriptionRoots(withoutRepeatedSelections(document));
-    if (checked === document) return undefined;
-    const errors = validate(this.schema, checked, this.rules, { hideSuggestions: this.hideSuggestions });
-    if (errors.length === 0) this.prepared.set(createHash('sha256').update(source).digest('hex'), document);
+    if (checked === document) return void this.plain.set(hash, true);
+    const errors = [...validate(this.schema, checked, this.rules, { hideSuggestions: this.hideSuggestions })];
+    if (errors.length === 0) errors.push(...tooManyRecursiveSelections(document, MAX_RECURSIVE_SELECTIONS));
+    if (errors.length === 0) this.prepared.set(hash, document);
     return errors;
   }
 }
@@ -107,4 +116,43 @@ function mayRepeat(selections: readonly SelectionNode[]): boolean {
     keys.add(key);
   }
   return false;
+}
+
+/**
+ * The operations of `document` that request more than `limit` selections once fragments are
+ * expanded (as Apollo's recursive-selections rule counts them), each as a validation error.
+ */
+export function tooManyRecursiveSelections(document: DocumentNode, limit: number): GraphQLError[] {
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
+  }
+  const expanded = new Map<string, number>();
+  const countOf = (set: SelectionSetNode, seen: Set<string>): number => {
+    let count = 0;
+    for (const selection of set.selections) {
+      count += 1;
+      if (selection.kind === Kind.FRAGMENT_SPREAD) count += fragmentCount(selection.name.value, seen);
+      else if (selection.selectionSet) count += countOf(selection.selectionSet, seen);
+      if (count > limit) return count;
+    }
+    return count;
+  };
+  const fragmentCount = (name: string, seen: Set<string>): number => {
+    const known = expanded.get(name);
+    if (known !== undefined) return known;
+    const set = fragments.get(name);
+    // A cycle, or a fragment that is not there: validation refuses those.
+    if (!set || seen.has(name)) return 0;
+    seen.add(name);
+    const count = countOf(set, seen);
+    seen.delete(name);
+    expanded.set(name, count);
+    return count;
+  };
+  return document.definitions.flatMap((definition) => {
+    if (definition.kind !== Kind.OPERATION_DEFINITION || countOf(definition.selectionSet, new Set()) <= limit) return [];
+    const name = definition.name ? `Operation "${definition.name.value}"` : 'Anonymous operation';
+    return [new GraphQLError(`${name} recursively requests too many selections.`)];
+  });
 }

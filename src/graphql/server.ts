@@ -12,7 +12,7 @@ import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
-import { createErrorFormatter } from './format-error';
+import { createErrorFormatter } from '../format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';

@@ -10,11 +10,12 @@ import { MAX_BODY_BYTES } from '../common/bounds';
 import type { Config } from '../config';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
+import { formatGraphQLError, formatResult } from '../format-error';
 import type { Logger } from '../logger';
 import type { Admitter } from '../limits/admit';
 import { openFileLimit, socketCeiling } from '../limits/open-file-limit';
 import { SocketAdmission, type SocketRefusal, type SocketTicket } from '../limits/socket-admission';
-import { createErrorFormatter } from './format-error';
+import { bannedCode } from '../refusals';
 import { EventDelivery, type Prepared, rootFieldOf } from './subscription/deliver';
 import { prepareSubscription, refusal } from './subscription/prepare';
 import { recheckKeys } from './ws/recheck';
@@ -31,7 +32,10 @@ export const KEEP_ALIVE_MS = 12_000;
 export const KEY_RECHECK_MS = 2_500;
 /** Close code of a socket refused for its key (docs/contract.md §9); the reason is the §6 code. */
 export const FORBIDDEN_CLOSE = CloseCode.Forbidden;
-/** How long a socket closed for reading too slowly has to take its close frame before it is cut. */
+/**
+ * How long a socket closed for reading too slowly may go without reading anything of what is
+ * queued ahead of its close frame before it is cut.
+ */
 export const SLOW_CLIENT_GRACE_MS = 5_000;
 /** Sockets of one client address that may be waiting for their `connection_init` at once. */
 export const PENDING_SOCKETS_PER_ADDRESS = 16;
@@ -87,7 +91,7 @@ export interface SocketState {
   closeWith?: string;
 }
 
-const BANNED_CODES = new Set(['API_KEY_BANNED', 'CLIENT_BANNED']);
+const BANNED_CODES = new Set<string>([bannedCode({ kind: 'key' }), bannedCode({ kind: 'anonymous' })]);
 
 /**
  * GraphQL subscriptions over the graphql-ws protocol on `/graphql` (docs/contract.md §9), on the
@@ -98,7 +102,6 @@ const BANNED_CODES = new Set(['API_KEY_BANNED', 'CLIENT_BANNED']);
  */
 export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const { schema, services, config, logger, metrics, admitter } = deps;
-  const formatError = createErrorFormatter(logger);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES, handleProtocols });
   const sockets = new Map<WebSocket, SocketState>();
   const prepared = new WeakMap<object, Prepared>();
@@ -198,7 +201,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         if (!subscription) return { errors: refusal('BAD_REQUEST', 'This operation was not prepared') };
         return delivery.deliver(args, subscription);
       },
-      onNext: (ctx, _id, _payload, args) => {
+      onNext: (ctx, _id, _payload, args, result) => {
         const operation = rootFieldOf(getOperationAST(args.document, args.operationName));
         const socket = ctx.extra.socket;
         if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
@@ -207,17 +210,15 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         } else {
           metrics.observeDelivered(operation);
         }
+        // Every error of an event (a loader's, a resolver's) through the one formatter.
+        return formatResult(result, logger);
       },
       onError: (ctx, _id, _payload, errors) => {
         const { socket } = ctx.extra;
         const state = sockets.get(socket);
         // The error message is queued first; then the socket goes, as any banned caller's does.
         if (state?.closeWith) setImmediate(() => socket.close(FORBIDDEN_CLOSE, state.closeWith));
-        return errors.map((error): GraphQLFormattedError => {
-          const formatted = formatError(error.toJSON(), error);
-          const retryAfter = error.extensions.retryAfter;
-          return retryAfter === undefined ? formatted : { ...formatted, extensions: { ...formatted.extensions, retryAfter } };
-        });
+        return errors.map((error): GraphQLFormattedError => formatGraphQLError(error, logger));
       },
       onComplete: async (ctx, id) => {
         const state = sockets.get(ctx.extra.socket);
@@ -262,10 +263,16 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
 function closeSlowSocket(socket: WebSocket): void {
   if (socket.readyState !== socket.OPEN) return;
   socket.close(TRY_AGAIN_LATER, 'The client reads too slowly');
-  setTimeout(() => socket.terminate(), SLOW_CLIENT_GRACE_MS).unref();
-}
-
-/** The §6 code of a banned caller. */
-function bannedCode(caller: Caller): string {
-  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
+  // A client still reading, however slowly, reaches its 1013; one that reads nothing for the grace
+  // is cut off. Once all is with the kernel, ws's own close timeout bounds the wait.
+  let unsent = socket.bufferedAmount;
+  const watch = setInterval(() => {
+    const now = socket.bufferedAmount;
+    if (socket.readyState === socket.CLOSED || now === 0) clearInterval(watch);
+    else if (now >= unsent) {
+      clearInterval(watch);
+      socket.terminate();
+    }
+    unsent = now;
+  }, SLOW_CLIENT_GRACE_MS).unref();
 }

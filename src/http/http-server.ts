@@ -1,6 +1,7 @@
-import { createServer, type RequestListener, STATUS_CODES, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError } from '../errors';
+import { type Failure, failureBody, refusalFailure } from '../format-error';
+import { malformedRequest, methodNotAllowed } from '../refusals';
 
 /** Bounds that keep slow or stalled clients from holding sockets (README "Operating it"). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -11,6 +12,8 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
  * to about 41 s); every second keeps them to within a second.
  */
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+/** How long a socket answered and ended without a response object has to read the answer before it is destroyed. */
+export const ANSWER_LINGER_MS = 2_000;
 
 export interface HttpServerTimeouts {
   headersTimeoutMs?: number;
@@ -41,20 +44,34 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? 'The request took too long to arrive'
           : 'The request is not valid HTTP';
-    endWithError(socket, new ApiError('BAD_REQUEST', message));
+    endWithError(socket, refusalFailure(malformedRequest(message)));
+  });
+  // Without a listener Node drops a CONNECT without a word: this is no proxy.
+  server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    const refusal = methodNotAllowed('CONNECT', '', ['GET', 'HEAD', 'POST', 'OPTIONS'], 'CONNECT is not supported: this server is not a proxy');
+    endWithError(socket, refusalFailure(refusal));
   });
   return server;
 }
 
 /**
  * Answers on a bare socket, where no response object exists (a request Node could not parse, a
- * refused WebSocket upgrade), with the Error object and its headers (a Retry-After), and closes it.
+ * CONNECT, a refused WebSocket upgrade), with the Error object and its headers (a Retry-After),
+ * and closes it. The socket is destroyed once the answer is out and the client had a moment to
+ * read it: a client that never closes its side would otherwise hold it in FIN_WAIT_2 for ever.
  */
-export function endWithError(socket: Duplex, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  const headers = Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+export function endWithError(socket: Duplex, failure: Failure): void {
+  const body = JSON.stringify(failureBody(failure, false));
+  const { status } = failure.body;
+  const headers = Object.entries(failure.headers)
+    .filter(([name]) => name.toLowerCase() !== 'connection')
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const linger = setTimeout(() => socket.destroy(), ANSWER_LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(linger));
   socket.end(
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from '../errors';
+import type { ApiError } from '../errors';
+import { malformedRequest } from '../refusals';
 
 /**
  * What HTTP/1.1 forbids but Node hands over (http-server.ts): a request without Host (RFC 9112
@@ -9,11 +10,11 @@ import { ApiError } from '../errors';
  */
 export function malformedHttp(req: IncomingMessage): ApiError | undefined {
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-    return new ApiError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', { Connection: 'close' });
+    return malformedRequest('An HTTP/1.1 request needs a Host header');
   }
   const expect = req.headers.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
-    return new ApiError('BAD_REQUEST', `Expect: only 100-continue is supported, got ${JSON.stringify(expect.slice(0, 40))}`, { Connection: 'close' });
+    return malformedRequest(`Expect: only 100-continue is supported, got ${JSON.stringify(expect.slice(0, 40))}`);
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ErrorBody } from '../errors';
+import { type Failure, failureBody } from '../format-error';
 import type { Decision } from '../limits/limiter';
 import { rateLimitHeaders } from '../limits/rate-limit-headers';
 
@@ -29,25 +29,12 @@ export function writeJson(res: ServerResponse, status: number, value: unknown): 
 }
 
 /**
- * The Error object with its status and headers (a Retry-After, an Allow). On the GraphQL endpoint
- * it is a GraphQL response, `{errors: [{message, extensions: {code, status}}]}`; elsewhere bare.
+ * A failure as the one formatter made it (format-error.ts), with its status and headers (a
+ * Retry-After, an Allow). On the GraphQL endpoint it is a GraphQL response; elsewhere bare.
  */
-export function writeError(res: ServerResponse, body: ErrorBody, graphql: boolean, headers: Readonly<Record<string, string>> = {}): void {
-  setHeaders(res, headers);
-  const { code, message, status } = body;
-  if (graphql) writeGraphQLErrors(res, status, [{ message, extensions: { code, status } }]);
-  else writeJson(res, status, { code, message, status });
-}
-
-/** A GraphQL response of errors alone, each carrying the Error object's code and status in its extensions. */
-export function writeGraphQLErrors(res: ServerResponse, status: number, errors: readonly GraphQLErrorObject[]): void {
-  writeJson(res, status, { errors });
-}
-
-export interface GraphQLErrorObject {
-  message: string;
-  locations?: readonly { line: number; column: number }[];
-  extensions: { code: string; status: number };
+export function writeError(res: ServerResponse, failure: Failure, graphql: boolean): void {
+  setHeaders(res, failure.headers);
+  writeJson(res, failure.body.status, failureBody(failure, graphql));
 }
 
 /** A text body of its own content type (the Prometheus exposition); a HEAD request gets the headers alone. */

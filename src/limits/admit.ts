@@ -1,5 +1,6 @@
-import { ApiError } from '../errors';
+import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
+import { banned, inFlightFull, overWindow } from '../refusals';
 import type { QuotedCaller } from './identity';
 import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
@@ -66,10 +67,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
       const admission = admissionOf(caller);
       if (!this.inFlight.tryEnter(identity, admission.max) && !(await this.inFlight.enter(identity, admission))) {
         const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
-        const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: 1 };
+        const refused = inFlightFull(admission.max);
+        const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };
         this.options.metrics.observeRefusal('in-flight', false);
-        const message = `Too many requests in flight: at most ${admission.max} at once, and none finished in time; retry in 1 s`;
-        return { decision, refusal: new ApiError('RATE_LIMITED', message), holdsSlot: false };
+        return { decision, refusal: refused, holdsSlot: false };
       }
       holdsSlot = true;
     }
@@ -103,24 +104,11 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
 
 /**
  * What a refused request gets, over any transport: the refusal counted, a ban's start logged,
- * and the error that names it. `reason` says which limit refused a RATE_LIMITED request: the
- * window that is full, unless told otherwise.
+ * and the error that names it (refusals.ts).
  */
-export function refusal(
-  decision: Refusal,
-  caller: QuotedCaller,
-  identity: string,
-  metrics: RefusalObserver,
-  logger: Logger,
-  reason = decision.kind === 'limited' ? `Rate limit exceeded: ${decision.reported.limit} requests per ${decision.reported.name}` : '',
-): ApiError {
+export function refusal(decision: Refusal, caller: QuotedCaller, identity: string, metrics: RefusalObserver, logger: Logger): ApiError {
   metrics.observeRefusal(decision.kind, decision.kind === 'banned' && decision.banStarted);
-  if (decision.kind === 'limited') {
-    return new ApiError('RATE_LIMITED', `${reason}; retry in ${decision.retryAfterSeconds} s`);
-  }
+  if (decision.kind === 'limited') return overWindow(decision.reported.limit, decision.reported.name, decision.retryAfterSeconds);
   if (decision.banStarted) logger.warn({ identity, bannedUntil: new Date(decision.bannedUntil) }, 'ban started');
-  const until = new Date(decision.bannedUntil).toISOString();
-  return caller.kind === 'key'
-    ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${until}`)
-    : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${until}`);
+  return banned(caller, decision.bannedUntil, decision.retryAfterSeconds);
 }

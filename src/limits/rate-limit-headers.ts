@@ -1,7 +1,7 @@
 import type { Decision } from './limiter';
 import type { WindowState } from './window';
 
-type HeaderSource = Pick<Decision, 'windows' | 'reported' | 'decidedAt'> & { retryAfterSeconds?: number };
+type HeaderSource = Pick<Decision, 'windows' | 'reported' | 'decidedAt'>;
 
 /**
  * The rate-limit response headers of a decision (docs/contract.md §5):
@@ -12,15 +12,13 @@ type HeaderSource = Pick<Decision, 'windows' | 'reported' | 'decidedAt'> & { ret
  */
 export function rateLimitHeaders(decision: HeaderSource): Record<string, string> {
   const { reported, windows, decidedAt } = decision;
-  const headers: Record<string, string> = {
+  return {
     'X-RateLimit-Limit': String(reported.limit),
     'X-RateLimit-Remaining': String(reported.remaining),
     'X-RateLimit-Reset': String(Math.ceil(reported.resetAt / 1000)),
     'RateLimit-Policy': windows.map(policyItem).join(', '),
     RateLimit: windows.map((w) => `"${w.name}";r=${w.remaining};t=${secondsLeft(w, decidedAt)}`).join(', '),
   };
-  if (decision.retryAfterSeconds !== undefined) headers['Retry-After'] = String(decision.retryAfterSeconds);
-  return headers;
 }
 
 function policyItem(window: WindowState): string {

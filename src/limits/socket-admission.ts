@@ -1,7 +1,8 @@
+import type { SocketBound } from '../refusals';
 import { BoundedCounts } from './bounded-counts';
 
-/** The bound a refused socket would have passed: the label of its metric and log line. */
-export type SocketRefusal = 'pending_per_address' | 'open_per_identity' | 'instance_ceiling';
+/** The bound a refused socket would have passed: the label of its metric and log line, and its refusal (refusals.ts). */
+export type SocketRefusal = SocketBound;
 
 export interface SocketBounds {
   /** Sockets of one client address that have not finished their handshake (graphql-ws connection_init). */

@@ -1,5 +1,5 @@
 import { withTimeout } from '../common/timeout';
-import { ApiError } from '../errors';
+import { methodNotAllowed } from '../refusals';
 import type { DataSource } from 'typeorm';
 import type { Metrics } from './metrics';
 
@@ -53,7 +53,7 @@ export function healthRoutes({ dataSource, metrics, limiterStatus }: HealthDeps)
     },
     answer(route: string, method: string, path: string): Promise<OpsAnswer> | OpsAnswer {
       if (method !== 'GET' && method !== 'HEAD') {
-        throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path}; use GET or HEAD`, { Allow: 'GET, HEAD' });
+        throw methodNotAllowed(method, path, ['GET', 'HEAD']);
       }
       return answers[route]();
     },

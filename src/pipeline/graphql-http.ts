@@ -1,18 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApolloServer, HeaderMap, type HTTPGraphQLResponse } from '@apollo/server';
+import type { GraphQLError } from 'graphql';
 import { MAX_BODY_BYTES } from '../common/bounds';
 import type { TrustedDocumentsOnly } from '../config';
 import { type Context, createContext } from '../context';
-import { ApiError } from '../errors';
+import { formatGraphQLError } from '../format-error';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../graphql/nesting-limit';
 import { isObject, resolveGetDocument, resolvePostDocument, restrictedToTrusted } from '../graphql/persisted-documents';
-import { PreparedDocuments } from '../graphql/prepared-documents';
-import { TOO_COMPLEX_TO_VALIDATE } from '../graphql/format-error';
+import type { PreparedDocuments } from '../graphql/prepared-documents';
 import type { TrustedDocuments } from '../graphql/trusted-documents';
-import { preferredType } from '../http/accept';
+import { preferredType, refuseUnlessJson } from '../http/media-types';
 import { parseJsonBody, readBody } from '../http/read-body';
 import type { RequestState } from '../http/request-log';
-import { writeGraphQLErrors } from '../http/respond';
+import { writeJson } from '../http/respond';
+import type { Logger } from '../logger';
+import { methodNotAllowed, notAcceptable } from '../refusals';
 import type { AdmittedRequest } from './admitted-request';
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
@@ -33,6 +35,7 @@ export interface GraphQLHttpDeps {
   apollo: ApolloServer<Context>;
   prepared: PreparedDocuments;
   trusted: TrustedDocumentsPolicy;
+  logger: Logger;
 }
 
 /**
@@ -42,23 +45,24 @@ export interface GraphQLHttpDeps {
  * accepts: refused before execution, so that a mutation never runs for a client that cannot read
  * the answer. Refusals are thrown as ApiError for the caller's one writer.
  */
-export function graphqlOverHttp({ apollo, prepared, trusted }: GraphQLHttpDeps) {
+export function graphqlOverHttp({ apollo, prepared, trusted, logger }: GraphQLHttpDeps) {
   return async (req: IncomingMessage, res: ServerResponse, search: string, request: AdmittedRequest, state: RequestState): Promise<void> => {
     const method = req.method;
     if (method !== 'GET' && method !== 'POST') {
-      throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on /graphql; use GET or POST`, { Allow: 'GET, POST' });
+      throw methodNotAllowed(method, '/graphql', ['GET', 'POST']);
     }
     const accept = req.headers.accept;
     if (!PLAIN_ACCEPTS.has(accept)) {
       const browsing = method === 'GET' && preferredType(accept ?? '', BROWSER_TYPES) === 'text/html';
-      if (!browsing && !preferredType(accept ?? '', RESPONSE_TYPES)) throw new ApiError('NOT_ACCEPTABLE', `Accept must allow ${RESPONSE_TYPES.join(' or ')}`);
+      if (!browsing && !preferredType(accept ?? '', RESPONSE_TYPES)) throw notAcceptable(RESPONSE_TYPES);
     }
     const restricted = restrictedToTrusted(trusted.only, request.caller);
     let body: unknown;
     let query: unknown;
     let operationName: unknown;
     if (method === 'POST') {
-      refuseUnlessJson(req.headers['content-type']);
+      const contentType = req.headers['content-type'];
+      if (contentType === undefined || !PLAIN_JSON.has(contentType)) refuseUnlessJson(contentType, '/graphql');
       body = parseJsonBody(await readBody(req, MAX_BODY_BYTES));
       if (isObject(body)) {
         body = resolvePostDocument(body, trusted.documents, restricted);
@@ -73,7 +77,9 @@ export function graphqlOverHttp({ apollo, prepared, trusted }: GraphQLHttpDeps) 
     state.operation = operationLabel(operationName, query);
     if (typeof query === 'string') {
       if (nestsDeeperThan(query, MAX_NESTING)) throw tooDeeplyNested();
-      if (PreparedDocuments.mayHaveConditionalSubscriptionRoot(query) && !prepare(res, query)) return;
+      // Decided before Apollo runs: a document graphql-js cannot validate as sent goes in prepared.
+      const invalid = prepared.prepare(query);
+      if (invalid?.length) return writeValidationErrors(res, invalid);
     }
     const headers = new HeaderMap();
     for (const name in req.headers) {
@@ -81,41 +87,16 @@ export function graphqlOverHttp({ apollo, prepared, trusted }: GraphQLHttpDeps) 
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
     const contextValue = createContext(request.caller, request.services, request.decision);
-    const execute = () => apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest: { method, headers, search, body }, context: () => Promise.resolve(contextValue) });
-    let response = await execute();
-    // A document too repetitive for graphql-js to validate as sent may be valid once its exact repeats are left out.
-    if (response.status === 400 && typeof query === 'string' && isTooComplexToValidate(response)) {
-      if (!prepare(res, query)) return;
-      response = await execute();
-    }
+    const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest: { method, headers, search, body }, context: () => Promise.resolve(contextValue) });
     if (response.body.kind === 'complete') writeComplete(res, response, response.body.string);
     else await writeIncremental(res, response, response.body.asyncIterator);
   };
 
-  /** Prepares the document for Apollo; false when it is invalid, and the errors are written. */
-  function prepare(res: ServerResponse, query: string): boolean {
-    const errors = prepared.prepare(query);
-    if (!errors?.length) return true;
-    const extensions = { code: 'GRAPHQL_VALIDATION_FAILED', status: 400 };
-    writeGraphQLErrors(res, 400, errors.map(({ message, locations }) => ({ message, ...(locations && { locations }), extensions })));
-    return false;
+  /** A prepared document's validation errors, as Apollo would send its own: 400, through the one formatter. */
+  function writeValidationErrors(res: ServerResponse, errors: readonly GraphQLError[]): void {
+    const formatted = errors.map((error) => formatGraphQLError(error, logger, { ...error.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    writeJson(res, 400, { errors: formatted });
   }
-}
-
-function refuseUnlessJson(contentType: string | undefined): void {
-  if (contentType !== undefined && PLAIN_JSON.has(contentType)) return;
-  const [type, ...params] = (contentType ?? '').split(';');
-  if (type.trim().toLowerCase() !== 'application/json') {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: Content-Type: application/json');
-  }
-  const charset = params.map((param) => param.split('=')).find(([name]) => name.trim().toLowerCase() === 'charset')?.[1];
-  if (charset !== undefined && charset.trim().replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body has an unsupported encoding or charset');
-  }
-}
-
-function isTooComplexToValidate(response: HTTPGraphQLResponse): boolean {
-  return response.body.kind === 'complete' && response.body.string.includes(TOO_COMPLEX_TO_VALIDATE.message);
 }
 
 /**

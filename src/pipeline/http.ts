@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/caller';
 import type { Identified } from '../auth/identify-caller';
+import { ApiError } from '../errors';
+import { failureOf } from '../format-error';
 import { type CorsPolicy, cors } from '../http/cors';
-import { failureOf } from '../http/failure';
 import { malformedHttp } from '../http/malformed-http';
 import { type RequestState, requestLog } from '../http/request-log';
 import { writeError, writeJson, writeRateLimitHeaders, writeText } from '../http/respond';
@@ -45,8 +46,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       res.destroy();
       return;
     }
-    const { body, headers } = failureOf(error, p.logger);
-    writeError(res, body, graphql, headers);
+    writeError(res, failureOf(error, p.logger), graphql);
   };
 
   const serveOps = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
@@ -102,8 +102,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       const method = req.method ?? 'GET';
       const route = p.rest.match(path, method);
       if (!route) {
-        writeError(res, { code: 'NOT_FOUND', message: `No resource at ${method} ${path.slice(0, 200)}`, status: 404 }, false);
-        return;
+        throw new ApiError('NOT_FOUND', `No resource at ${method} ${path.slice(0, 200)}`);
       }
       state.surface = 'rest';
       state.operation = route.operation;

@@ -6,7 +6,8 @@ import { parseId } from '../common/id.scalar';
 import type { Config } from '../config';
 import type { Services } from '../context';
 import { ApiError, notFound } from '../errors';
-import { preferredType } from '../http/accept';
+import { methodNotAllowed, notAcceptable } from '../refusals';
+import { preferredType } from '../http/media-types';
 import { setHeaders, writeJson } from '../http/respond';
 import { orderScopeOf } from '../store/order-scope';
 import { PETS_DEPRECATED_AT, deprecation } from './deprecation';
@@ -44,7 +45,7 @@ export interface RestRoute {
 
 /** REST answers JSON only. */
 function requireJson(req: IncomingMessage): void {
-  if (!preferredType(req.headers.accept ?? '*/*', ['application/json'])) throw new ApiError('NOT_ACCEPTABLE', 'Accept must allow application/json');
+  if (!preferredType(req.headers.accept ?? '*/*', ['application/json'])) throw notAcceptable(['application/json']);
 }
 
 /** A path parameter as sent, percent-decoded; one that does not decode is a malformed request. */
@@ -110,7 +111,7 @@ export function restRoutes(config: Pick<Config, 'petsSunset'>): { match(path: st
         return {
           operation: 'other',
           serve() {
-            throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path}; use GET, HEAD`, { Allow: 'GET, HEAD' });
+            throw methodNotAllowed(method, path, ['GET', 'HEAD']);
           },
         };
       }

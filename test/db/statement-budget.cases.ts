@@ -75,7 +75,8 @@ describe('StatementBudget', () => {
     const held = await second;
     const refusal = await waiting;
     expect(refusal).toBeInstanceOf(RequestRefusal);
-    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, headers: { 'Retry-After': '1' } });
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    expect((refusal as RequestRefusal).responseHeaders()).toEqual({ 'Retry-After': '1' });
     // The next statement does not queue again.
     await expect(budget.acquire()).rejects.toBe(refusal);
     expect(refusals).toEqual([refusal]);
@@ -100,7 +101,8 @@ describe('StatementBudget', () => {
     (await first.acquire())();
     first.charge(10_000);
     const refusal = await budget().acquire().catch((error: unknown) => error);
-    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, headers: { 'Retry-After': '1' } });
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    expect((refusal as RequestRefusal).responseHeaders()).toEqual({ 'Retry-After': '1' });
     now += 1_000; // a sixth of a second refilled, at 10 s a minute
     (await budget().acquire())();
   });

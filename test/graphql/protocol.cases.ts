@@ -113,6 +113,26 @@ describe('HTTP protocol', () => {
     expect(categories.data?.categories.nodes).not.toContainEqual({ name: 'Never' });
   });
 
+  it('takes text/json for no JSON type: 406 over /graphql and REST', async () => {
+    const graphql = await post().set('Content-Type', 'application/json').set('Accept', 'text/json').send({ query: '{ __typename }' });
+    expect([graphql.status, errorOf(graphql.body)]).toEqual([406, { code: 'NOT_ACCEPTABLE', status: 406 }]);
+    const rest = await request(t.url).get(`/pets/${petId}`).set('Accept', 'text/json');
+    expect([rest.status, rest.body.code]).toEqual([406, 'NOT_ACCEPTABLE']);
+    const ranked = await post().set('Content-Type', 'application/json').set('Accept', 'text/json, application/*;q=0.5').send({ query: '{ __typename }' });
+    expect(ranked.status).toBe(200);
+  });
+
+  it('refuses a Content-Type that names its charset twice, or does not parse, as malformed: 400 BAD_REQUEST', async () => {
+    for (const type of ['application/json; charset=utf-8; charset=utf-16', 'application/json; charset=utf-8; CHARSET="utf-8"', 'application/json; charset', 'application/json; charset=']) {
+      const result = await post().set('Content-Type', type).send(JSON.stringify({ query: '{ __typename }' }));
+      expect([type, result.status, result.body.errors?.[0]]).toEqual([type, 400, expect.objectContaining({ extensions: { code: 'BAD_REQUEST', status: 400 } })]);
+    }
+    for (const type of ['application/json;', 'application/json ; charset="UTF-8"', 'Application/JSON;charset=utf-8']) {
+      const result = await post().set('Content-Type', type).send(JSON.stringify({ query: '{ __typename }' }));
+      expect([type, result.status]).toEqual([type, 200]);
+    }
+  });
+
   it('refuses other methods with 405 METHOD_NOT_ALLOWED and an Allow header', async () => {
     const result = await request(t.url).put('/graphql').send({});
     expect(result.status).toBe(405);

@@ -128,6 +128,30 @@ describe('documents within the limits are executed; over a limit, the code names
     expect(result.errors?.[0].message).not.toMatch(/aborted/);
   });
 
+  it('runs a document that quotes the "too repetitive" message once: its path is chosen before Apollo runs', async () => {
+    const sentence = 'The document repeats selections of one field too often to validate; select each field once';
+    const runs = jest.spyOn(ApolloServer.prototype, 'executeHTTPGraphQLRequest');
+    try {
+      // Apollo's refusal of the variable quotes it, in a 400 like the refusal it mimics.
+      const result = await gql(t.url, 'query($first: Int) { pets(first: $first) { totalCount } }', { first: sentence });
+      expect(result.status).toBe(400);
+      expect(JSON.stringify(result.errors)).toContain(sentence);
+      expect(runs).toHaveBeenCalledTimes(1);
+    } finally {
+      runs.mockRestore();
+    }
+  });
+
+  it("holds a document taken down the prepared path to Apollo's bound on recursive selections", async () => {
+    // Each fragment spreads the one before it twice (an exact repeat): 2^25 selections once expanded.
+    const fragments = Array.from({ length: 24 }, (_, i) => `fragment F${i + 1} on Query { ...F${i} ...F${i} }`).join(' ');
+    const result = await gql(t.url, `query Doubling { ...F24 } fragment F0 on Query { __typename } ${fragments}`);
+    expect(result.status).toBe(400);
+    expect(result.errors).toEqual([
+      { message: 'Operation "Doubling" recursively requests too many selections.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED', status: 400 } },
+    ]);
+  });
+
   it('still reports a document with over 100 errors as GRAPHQL_VALIDATION_FAILED', async () => {
     const result = await gql(t.url, `{ ${Array.from({ length: 150 }, (_, i) => `nope${i}`).join(' ')} }`);
     expect(result.status).toBe(400);

@@ -1,4 +1,6 @@
-import type { Decision } from '../../src/limits/limiter';
+import pino from 'pino';
+import { refusal } from '../../src/limits/admit';
+import type { Decision, Refusal } from '../../src/limits/limiter';
 import { rateLimitHeaders } from '../../src/limits/rate-limit-headers';
 import { DAY_MS, MINUTE_MS, type WindowState } from '../../src/limits/window';
 
@@ -40,7 +42,11 @@ describe('rateLimitHeaders', () => {
     expect(headers['Retry-After']).toBeUndefined();
   });
 
-  it('adds Retry-After on a refusal', () => {
+  /** The refusal the admission step answers a refused decision with, as its answer's headers. */
+  const refusalHeaders = (decision: Refusal) =>
+    refusal(decision, { kind: 'anonymous', address: '203.0.113.7' }, 'ip:203.0.113.7', { observeRefusal: () => undefined }, pino({ level: 'silent' })).responseHeaders();
+
+  it('leaves Retry-After to the refusal, which carries the decision\'s', () => {
     const windows = [minute(0, NOW + 12_001), day(900, NOW + 1_000_000)];
     const decision: Decision = {
       kind: 'limited',
@@ -53,11 +59,12 @@ describe('rateLimitHeaders', () => {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(Math.ceil((NOW + 12_001) / 1000)),
       RateLimit: '"minute";r=0;t=13, "day";r=900;t=1000',
-      'Retry-After': '13',
     });
+    expect(rateLimitHeaders(decision)['Retry-After']).toBeUndefined();
+    expect(refusalHeaders(decision as Refusal)).toEqual({ 'Retry-After': '13' });
   });
 
-  it('adds Retry-After until the end of a ban', () => {
+  it('gives a ban\'s refusal Retry-After until the ban ends', () => {
     const windows = [minute(0, NOW + 5_000), day(900, NOW + 1_000_000)];
     const decision: Decision = {
       kind: 'banned',
@@ -68,6 +75,6 @@ describe('rateLimitHeaders', () => {
       bannedUntil: NOW + 900_000,
       retryAfterSeconds: 900,
     };
-    expect(rateLimitHeaders(decision)['Retry-After']).toBe('900');
+    expect(refusalHeaders(decision as Refusal)).toEqual({ 'Retry-After': '900' });
   });
 });

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { createHttpServer } from '../../src/http/http-server';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -56,6 +56,15 @@ describe('requests Node would answer with an empty body', () => {
   });
 });
 
+describe('CONNECT', () => {
+  it('is answered 405 with the Error object, not dropped without a word', async () => {
+    const { head, body } = await exchange(t.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 0);
+    expect(head).toMatch(/^HTTP\/1\.1 405 /);
+    expect(head).toMatch(/^Allow: GET, HEAD, POST, OPTIONS$/im);
+    expect(JSON.parse(body)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'CONNECT is not supported: this server is not a proxy', status: 405 });
+  });
+});
+
 describe('methods', () => {
   it.each([
     ['POST', '/healthz'],
@@ -103,6 +112,24 @@ describe('slow clients', () => {
     const { head, closedAfterMs } = await exchange(url, 'GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n', 0);
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(closedAfterMs).toBeGreaterThanOrEqual(900);
+  });
+
+  it('ends a socket it gave up on fully, though the client keeps its side open (no FIN_WAIT_2 held)', async () => {
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    // A client that keeps its side open after the server's FIN, as the ones that held FIN_WAIT_2 did.
+    const client = connect({ port: Number(new URL(url).port), host: '127.0.0.1', allowHalfOpen: true });
+    client.on('error', () => undefined);
+    const answered = new Promise<string>((resolve) => {
+      let text = '';
+      client.on('data', (chunk) => (text += chunk.toString('latin1')));
+      client.once('end', () => resolve(text));
+    });
+    client.write('GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n');
+    const serverSide = await accepted;
+    expect(await answered).toMatch(/^HTTP\/1\.1 400 /);
+    await new Promise<void>((resolve) => (serverSide.destroyed ? resolve() : serverSide.once('close', () => resolve())));
+    expect(client.destroyed).toBe(false);
+    client.destroy();
   });
 
   it('cuts a body that takes longer than the request timeout', async () => {

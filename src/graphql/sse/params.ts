@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { MAX_BODY_BYTES } from '../../common/bounds';
 import { ApiError } from '../../errors';
+import { refuseUnlessJson } from '../../http/media-types';
 import { parseJsonBody, readBody } from '../../http/read-body';
 import type { SubscriptionRequest } from '../subscription/prepare';
 
@@ -12,8 +13,7 @@ import type { SubscriptionRequest } from '../subscription/prepare';
 export async function streamParams(req: IncomingMessage, search: string): Promise<SubscriptionRequest> {
   let params: Record<string, unknown>;
   if (req.method === 'POST') {
-    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    if (type !== 'application/json') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql/stream takes a JSON body: Content-Type: application/json');
+    refuseUnlessJson(req.headers['content-type'], '/graphql/stream');
     const body = parseJsonBody(await readBody(req, MAX_BODY_BYTES));
     if (Array.isArray(body)) throw new ApiError('BAD_REQUEST', 'Send one subscription per stream, not a batch');
     params = body as Record<string, unknown>;

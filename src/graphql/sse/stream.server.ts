@@ -7,13 +7,15 @@ import { clientAddress, type Identified } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import type { Config } from '../../config';
 import type { Services } from '../../context';
-import { ApiError, type ErrorCode } from '../../errors';
-import { preferredType } from '../../http/accept';
+import type { ErrorCode } from '../../errors';
+import { formatGraphQLError, formatResult } from '../../format-error';
+import { preferredType } from '../../http/media-types';
 import type { RequestState } from '../../http/request-log';
 import { writeRateLimitHeaders } from '../../http/respond';
 import type { Admitter } from '../../limits/admit';
 import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
 import type { Logger } from '../../logger';
+import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
 import type { EventDelivery } from '../subscription/deliver';
 import { prepareSubscription } from '../subscription/prepare';
 import { traceOperation } from '../../telemetry';
@@ -23,8 +25,6 @@ import { streamParams } from './params';
 
 /** Where subscriptions are served over Server-Sent Events (docs/contract.md §9). */
 export const STREAM_PATH = '/graphql/stream';
-/** Retry-After of a stream refused for a bound: as for a refused WebSocket upgrade. */
-const RETRY_AFTER_SECONDS = 5;
 /**
  * Refusals of the document itself. The graphql-sse protocol has them reported as a `next` event on
  * an accepted stream (then `complete`), which the browser's EventSource can read; every other
@@ -89,10 +89,13 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     // Distinct connections mode only: no reservation token is ever issued or looked up.
     authenticate: () => null,
     onSubscribe: (req) => req.context.source,
-    onNext: (_ctx, req) => {
+    onNext: (_ctx, req, result) => {
       const { res, operation } = req.context;
       if (res.writableLength > MAX_BUFFERED_BYTES) cutSlowReader(res, operation);
       else metrics.observeDelivered(operation);
+      // Every error of an event through the one formatter; graphql-sse writes what comes back as
+      // JSON. Subscriptions yield whole results, never incremental patches.
+      return formatResult(result as ExecutionResult, logger) as ExecutionResult;
     },
   });
 
@@ -125,7 +128,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     if (bannedUntil !== null) throw banned(caller, bannedUntil);
     if (!ticket.claim(identity, socketsOfCaller(caller))) {
       noteRefusal('open_per_identity', { address, identity });
-      throw new ApiError('RATE_LIMITED', 'Too many streams and WebSockets are open with this key; close one first', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      throw socketBound('open_per_identity', 'stream');
     }
     return { caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
   };
@@ -135,17 +138,16 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     const method = req.method;
     if (method === 'PUT' || method === 'DELETE') {
       const message = "graphql-sse's single connection mode is not served: subscribe in distinct connections mode (one POST per subscription)";
-      throw new ApiError('METHOD_NOT_ALLOWED', message, { Allow: 'GET, POST' });
+      throw methodNotAllowed(method, STREAM_PATH, ['GET', 'POST'], message);
     }
-    if (method !== 'GET' && method !== 'POST') throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${STREAM_PATH}; use POST or GET`, { Allow: 'GET, POST' });
-    if (!preferredType(req.headers.accept ?? '', ['text/event-stream'])) throw new ApiError('NOT_ACCEPTABLE', 'Accept must allow text/event-stream');
+    if (method !== 'GET' && method !== 'POST') throw methodNotAllowed(method, STREAM_PATH, ['GET', 'POST']);
+    if (!preferredType(req.headers.accept ?? '', ['text/event-stream'])) throw notAcceptable(['text/event-stream']);
 
     const address = clientAddress(req, config.trustProxy);
     const ticket = admission.arrive(address);
     if (typeof ticket === 'string') {
       noteRefusal(ticket, { address });
-      const message = ticket === 'instance_ceiling' ? 'This instance holds as many streams and WebSockets as it may' : 'Too many streams from this address are being opened at once';
-      throw new ApiError('RATE_LIMITED', `${message}; retry in ${RETRY_AFTER_SECONDS} s`, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      throw socketBound(ticket, 'stream');
     }
     // However the request ends (refused, finished, reset), its places are given back.
     res.once('close', () => ticket.leave());
@@ -165,12 +167,9 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     ));
     let context: StreamContext;
     if (Array.isArray(result)) {
-      const [first] = result;
-      if (!result.every((error) => DOCUMENT_ERRORS.has(error.code))) {
-        const retryAfter = first.extensions.retryAfter;
-        throw retryAfter === undefined ? first : new ApiError(first.code, first.message, { ...first.headers, 'Retry-After': String(retryAfter) });
-      }
-      // Each ApiError is written as JSON with extensions { code, status }.
+      // Refused with its status and headers (a Retry-After) by the pipeline's writer.
+      if (!result.every((error) => DOCUMENT_ERRORS.has(error.code))) throw result[0];
+      // Formatted as every event is (onNext).
       context = { source: once({ errors: result }), operation: 'other', res };
     } else {
       context = { source: delivery.deliver(result.args, result.prepared), operation: result.prepared.operation, res };
@@ -193,9 +192,8 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       // A revoked or banned key: the refusal as the stream's last result, then `complete`, so that the client does not retry.
       close: (_code, reason) => {
         if (res.writableEnded || res.destroyed) return;
-        const status = reason === 'INVALID_API_KEY' ? 401 : 403;
-        const message = { INVALID_API_KEY: 'The X-API-Key header names no valid key', API_KEY_BANNED: 'This key is banned', CLIENT_BANNED: 'This client is banned' }[reason] ?? reason;
-        res.end(`event: next\ndata: ${JSON.stringify({ errors: [{ message, extensions: { code: reason, status } }] })}\n\nevent: complete\ndata:\n\n`);
+        const errors = [formatGraphQLError(closedFor(reason), logger)];
+        res.end(`event: next\ndata: ${JSON.stringify({ errors })}\n\nevent: complete\ndata:\n\n`);
       },
     };
     streams.set(open, open);
@@ -230,15 +228,4 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
 /** A source of one result: the document's refusal, then `complete`. */
 async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
   yield result;
-}
-
-function banned(caller: Caller, until: number): ApiError {
-  const at = new Date(until).toISOString();
-  return caller.kind === 'key'
-    ? new ApiError('API_KEY_BANNED', `This key kept sending while rate limited; it is banned until ${at}`)
-    : new ApiError('CLIENT_BANNED', `This client kept sending while rate limited; it is banned until ${at}`);
-}
-
-function bannedCode(caller: Caller): string {
-  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
 }

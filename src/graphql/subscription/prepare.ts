@@ -5,6 +5,7 @@ import { type Context, type Services, createContext } from '../../context';
 import { ApiError, type ErrorCode } from '../../errors';
 import type { Admitter } from '../../limits/admit';
 import type { Decision } from '../../limits/limiter';
+import { tooManySubscriptions } from '../../refusals';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../nesting-limit';
 import { checkOperationLimits } from '../query-limits.plugin';
 import { conditionalRootField } from '../subscription-root';
@@ -82,7 +83,7 @@ export async function prepareSubscription(
   const { caller, identity, slotId } = subscriber;
   const cap = subscriptionCapOf(caller);
   if (!(await services.live.slots.acquire(identity, slotId, cap))) {
-    return refusal('TOO_MANY_SUBSCRIPTIONS', `At most ${cap} subscriptions may be open at once; complete one first`);
+    return [tooManySubscriptions(cap)];
   }
   let released = false;
   const release = async () => {
@@ -95,7 +96,6 @@ export async function prepareSubscription(
     if (counted.decision) subscriber.counted?.(counted.decision);
     if (counted.refusal) {
       await release();
-      if (counted.decision?.kind !== 'allowed') counted.refusal.extensions.retryAfter = counted.decision?.retryAfterSeconds;
       return [counted.refusal];
     }
     const contextValue = createContext(caller, services);

@@ -14,7 +14,7 @@ export interface SocketExtra {
  * `ws` server, as graphql-ws's own `use/ws` adapter does, but with the gateway's logger: ws reports
  * a client's protocol violation (a frame over 100 KiB, a malformed frame) as an error and closes the
  * socket itself (1009, 1002); that is the client's fault, not one to print to stderr. Idle sockets
- * are pinged every `keepAliveMs`; one that misses its pong is dropped.
+ * are pinged every `keepAliveMs`; one that misses its pong, counted from when the ping left, is dropped.
  */
 export function serveGraphQLWs<P extends Record<string, unknown>>(
   options: ServerOptions<P, SocketExtra>,
@@ -28,9 +28,16 @@ export function serveGraphQLWs<P extends Record<string, unknown>>(
     let pongWait: NodeJS.Timeout | undefined;
     const ping = setInterval(() => {
       if (socket.readyState !== socket.OPEN) return;
-      pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
-      socket.once('pong', () => clearTimeout(pongWait));
-      socket.ping();
+      let answered = false;
+      socket.once('pong', () => {
+        answered = true;
+        clearTimeout(pongWait);
+      });
+      // The pong is awaited from when the ping is written out: a slow reader's ping waits behind
+      // its queued events, and it is the 1013 of a full queue, not a missed pong, that ends it.
+      socket.ping(undefined, undefined, (error) => {
+        if (!error && !answered && socket.readyState === socket.OPEN) pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
+      });
     }, keepAliveMs);
     const closed = server.opened(
       {

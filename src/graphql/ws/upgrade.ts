@@ -5,18 +5,13 @@ import type { Caller } from '../../auth/caller';
 import { clientAddress, type Identified } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import { ApiError } from '../../errors';
+import { refusalFailure } from '../../format-error';
 import { endWithError } from '../../http/http-server';
 import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
+import { socketBound } from '../../refusals';
 
 /** Time a client has to send `connection_init` before the socket is closed with 4408. */
 export const CONNECTION_INIT_TIMEOUT_MS = 3_000;
-
-/** Retry-After of a refused upgrade: a pending socket is settled within the init timeout. */
-const RETRY_AFTER_SECONDS: Record<SocketRefusal, number> = {
-  pending_per_address: Math.ceil(CONNECTION_INIT_TIMEOUT_MS / 1000),
-  open_per_identity: 5,
-  instance_ceiling: 5,
-};
 
 export interface UpgradeDeps {
   wss: WebSocketServer;
@@ -41,13 +36,7 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
 
   const refuseUpgrade = (socket: Duplex, reason: SocketRefusal, who: { address: string; identity?: string }) => {
     deps.noteRefusal(reason, who);
-    const retryAfter = RETRY_AFTER_SECONDS[reason];
-    const message = {
-      pending_per_address: `Too many WebSockets from this address have not sent connection_init; retry in ${retryAfter} s`,
-      open_per_identity: 'Too many WebSockets are open with this key; close one first',
-      instance_ceiling: `This instance holds as many WebSockets as it may; retry in ${retryAfter} s`,
-    }[reason];
-    endWithError(socket, new ApiError('RATE_LIMITED', message, { 'Retry-After': String(retryAfter) }));
+    endWithError(socket, refusalFailure(socketBound(reason, 'websocket')));
   };
 
   /**
@@ -71,10 +60,10 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
 
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/graphql') return endWithError(socket, new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`));
+    if (path !== '/graphql') return endWithError(socket, refusalFailure(new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`)));
     const origin = request.headers.origin;
     if (origin !== undefined && !deps.allowedOrigins.includes(origin) && !sameOrigin(origin, request.headers.host)) {
-      return endWithError(socket, new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`));
+      return endWithError(socket, refusalFailure(new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`)));
     }
     const address = clientAddress(request, deps.trustProxy);
     const ticket = deps.admission.arrive(address);

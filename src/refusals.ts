@@ -1,0 +1,134 @@
+import { ApiError, type ErrorCode, RequestRefusal } from './errors';
+
+/**
+ * Every refusal the gateway answers a request, socket or stream with (docs/contract.md §5, §6, §9):
+ * its code, status, message and Retry-After, made here and nowhere else. A refusal's Retry-After
+ * travels as `ApiError.retryAfterSeconds`, which the one formatter (format-error.ts) turns into the
+ * header (HTTP, SSE) or `extensions.retryAfter` (a WebSocket's `error` message).
+ */
+
+/** Who is refused: a key, or an anonymous client address. */
+export type RefusedCaller = { kind: 'key' } | { kind: 'anonymous' };
+
+/** The bound a refused socket or stream would have passed (limits/socket-admission.ts). */
+export type SocketBound = 'pending_per_address' | 'open_per_identity' | 'instance_ceiling';
+
+/** A socket's or a stream's seat, per bound: a pending WebSocket settles within its 3 s init timeout. */
+const SOCKET_RETRY_AFTER_SECONDS: Record<'websocket' | 'stream', Record<SocketBound, number>> = {
+  websocket: { pending_per_address: 3, open_per_identity: 5, instance_ceiling: 5 },
+  stream: { pending_per_address: 5, open_per_identity: 5, instance_ceiling: 5 },
+};
+
+/** How long a client waits for a database that cannot be reached. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** Over a minute or day window: until that window frees. */
+export function overWindow(limit: number, window: string, retryAfterSeconds: number): ApiError {
+  return rateLimited(`Rate limit exceeded: ${limit} requests per ${window}; retry in ${retryAfterSeconds} s`, retryAfterSeconds);
+}
+
+/** The identity's in-flight slots stayed full for the whole wait: retry in a second, nothing counted. */
+export function inFlightFull(max: number): ApiError {
+  return rateLimited(`Too many requests in flight: at most ${max} at once, and none finished in time; retry in 1 s`, 1);
+}
+
+/** The §6 code of a banned caller. */
+export function bannedCode(caller: RefusedCaller): 'API_KEY_BANNED' | 'CLIENT_BANNED' {
+  return caller.kind === 'key' ? 'API_KEY_BANNED' : 'CLIENT_BANNED';
+}
+
+/** A banned caller, until `untilMs` (epoch ms): the limiter's Retry-After, or the seconds left from now. */
+export function banned(caller: RefusedCaller, untilMs: number, retryAfterSeconds?: number): ApiError {
+  const who = caller.kind === 'key' ? 'This key' : 'This client';
+  const retryAfter = retryAfterSeconds ?? Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
+  return new ApiError(bannedCode(caller), `${who} kept sending while rate limited; it is banned until ${new Date(untilMs).toISOString()}`, {}, retryAfter);
+}
+
+/** A key that names nothing, or was revoked (a socket's or stream's key, checked again). */
+export function invalidApiKey(): ApiError {
+  return new ApiError('INVALID_API_KEY', 'The X-API-Key header names no valid key');
+}
+
+/**
+ * What an open socket or stream is closed with when a re-check finds its key revoked or its
+ * identity banned: the code its close carries as reason, as the refusal.
+ */
+export function closedFor(code: string): ApiError {
+  if (code === 'API_KEY_BANNED') return new ApiError(code, 'This key is banned');
+  if (code === 'CLIENT_BANNED') return new ApiError(code, 'This client is banned');
+  return invalidApiKey();
+}
+
+/** A socket (WebSocket) or stream (SSE) over one of the connection bounds. */
+export function socketBound(bound: SocketBound, transport: 'websocket' | 'stream'): ApiError {
+  const retryAfter = SOCKET_RETRY_AFTER_SECONDS[transport][bound];
+  const what = transport === 'websocket' ? 'WebSockets' : 'streams and WebSockets';
+  const message = {
+    pending_per_address:
+      transport === 'websocket'
+        ? `Too many WebSockets from this address have not sent connection_init; retry in ${retryAfter} s`
+        : `Too many streams from this address are being opened at once; retry in ${retryAfter} s`,
+    open_per_identity: `Too many ${what} are open with this key; close one first`,
+    instance_ceiling: `This instance holds as many ${what} as it may; retry in ${retryAfter} s`,
+  }[bound];
+  return rateLimited(message, retryAfter);
+}
+
+/** More subscriptions than the caller's plan allows at once. */
+export function tooManySubscriptions(cap: number): ApiError {
+  return new ApiError('TOO_MANY_SUBSCRIPTIONS', `At most ${cap} subscriptions may be open at once; complete one first`);
+}
+
+/** The identity's own statements, or its database time, refuse the whole request (docs/contract.md §5). */
+export function databaseBusy(message: string, retryAfterSeconds: number): RequestRefusal {
+  return new RequestRefusal('RATE_LIMITED', message, {}, Math.max(1, retryAfterSeconds));
+}
+
+/** The database cannot be reached; it recovers by itself. */
+export function databaseUnavailable(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, DATABASE_RETRY_AFTER_SECONDS);
+}
+
+/** A method the path does not serve; `allowed` becomes the Allow header. */
+export function methodNotAllowed(method: string | undefined, path: string, allowed: readonly string[], message?: string): ApiError {
+  return new ApiError('METHOD_NOT_ALLOWED', message ?? `${method} is not supported on ${path}; use ${allowed.join(' or ')}`, { Allow: allowed.join(', ') });
+}
+
+/** An Accept header that allows none of the types the path answers with. */
+export function notAcceptable(types: readonly string[]): ApiError {
+  return new ApiError('NOT_ACCEPTABLE', `Accept must allow ${types.join(' or ')}`);
+}
+
+/** A body of another type than JSON; `path` is what takes JSON. */
+export function jsonBodyRequired(path: string): ApiError {
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', `POST ${path} takes a JSON body: Content-Type: application/json`);
+}
+
+/** A JSON body in a charset other than UTF-8, or with a Content-Type that does not parse. */
+export function unsupportedCharset(): ApiError {
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body has an unsupported encoding or charset');
+}
+
+/** A request HTTP does not allow, answered and then closed (the connection cannot be trusted further). */
+export function malformedRequest(message: string): ApiError {
+  return new ApiError('BAD_REQUEST', message, { Connection: 'close' });
+}
+
+/** A header that does not parse, or says one thing twice: the request is malformed, the connection fine. */
+export function malformedHeader(name: string, problem: string, value: string): ApiError {
+  return new ApiError('BAD_REQUEST', `The ${name} header ${problem}: ${JSON.stringify(value.slice(0, 80))}`);
+}
+
+/** Refusals a library makes with an HTTP status alone, by that status: a client error with the code of its status. */
+export function clientErrorOfStatus(status: number, maxBodyBytes: number): ApiError {
+  const known: Partial<Record<number, [ErrorCode, string]>> = {
+    413: ['PAYLOAD_TOO_LARGE', `The request body exceeds ${maxBodyBytes} bytes`],
+    415: ['UNSUPPORTED_MEDIA_TYPE', 'The request body has an unsupported encoding or charset'],
+  };
+  const [code, message] = known[status] ?? ['BAD_REQUEST', 'The request is malformed'];
+  return new ApiError(code, message);
+}
+
+function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError('RATE_LIMITED', message, {}, retryAfterSeconds);
+}
