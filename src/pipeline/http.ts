@@ -12,6 +12,7 @@ import type { healthRoutes } from '../ops/health.routes';
 import type { Metrics } from '../ops/metrics';
 import type { restRoutes } from '../rest/rest.routes';
 import type { AdmittedRequest } from './admitted-request';
+import type { explorerRoutes } from '../graphql/explorer/explorer.routes';
 import type { graphqlOverHttp } from './graphql-http';
 import type { RequestServices } from './request-services';
 
@@ -23,6 +24,8 @@ export interface HttpPipeline {
   admitter: Admitter<Caller>;
   requestServices: RequestServices;
   ops: ReturnType<typeof healthRoutes>;
+  /** The offline explorer's page and files: outside CORS and the limiter, as the operations routes. */
+  explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
   /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
@@ -59,6 +62,16 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     }
   };
 
+  const serveExplorer = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
+    try {
+      const answer = await p.explorer.answer(route, req.method ?? 'GET', path);
+      res.setHeader('Cache-Control', answer.cacheControl);
+      writeText(res, answer.status, answer.type, answer.body);
+    } catch (error) {
+      fail(res, error, false);
+    }
+  };
+
   const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<AdmittedRequest> => {
     const pending = p.identify(req);
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
@@ -85,6 +98,12 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       state.surface = 'ops';
       state.operation = ops;
       return serveOps(req, res, ops, path);
+    }
+    const explorer = p.explorer.match(path);
+    if (explorer !== undefined) {
+      state.surface = 'explorer';
+      state.operation = explorer === 'page' ? 'page' : 'asset';
+      return serveExplorer(req, res, explorer, path);
     }
     if (answerCors(req, res)) return;
     if (p.stream && path === p.stream.path) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { EXAMPLE_OPERATION } from '../../src/graphql/server';
+import { EXAMPLE_OPERATION } from '../../src/graphql/explorer/example-operation';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql } from '../helpers/gql';
 
