@@ -34,7 +34,7 @@ export interface HttpPipeline {
 
 /**
  * The gateway's one request listener, on node:http. Every request: the request log, then the
- * operations routes (outside CORS and the limiter), CORS (answering preflights), then the
+ * operations routes and the explorer's files (outside CORS and the limiter), CORS (answering preflights), then the
  * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
  * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
  * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike.
