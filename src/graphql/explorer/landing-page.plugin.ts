@@ -6,14 +6,21 @@ import { EXPLORER_PATH } from './explorer-assets';
 import { graphiqlPage } from './graphiql-page';
 import { explorerOffPage } from './off-page';
 
-/** Sandbox loads from Apollo's CDN: its page says where the explorer that needs no internet is. */
-const OFFLINE_NOTE = `<p style="position: fixed; right: 1em; bottom: 0.5em; z-index: 10; margin: 0; padding: 0.3em 0.6em;
- background: #fff; border: 1px solid #ccc; border-radius: 4px; font: 13px sans-serif">
-Offline, or Sandbox does not load? <a href="${EXPLORER_PATH}">GraphiQL, served by this gateway</a></p>`;
-
+/**
+ * Sandbox loads from Apollo's CDN: its page says where the explorer that needs no internet is.
+ * The page's Content-Security-Policy admits only styles carrying its nonce, so the note's style
+ * takes the page's own (test/frontend/sandbox-offline.cases.ts shows the note in a browser).
+ */
 function withOfflineNote(html: string): string {
+  const nonce = /nonce="?([0-9a-f]+)/.exec(html)?.[1] ?? '';
+  const note = `<style nonce="${nonce}">
+  .offline-note { position: fixed; right: 1em; bottom: 0.5em; z-index: 10; margin: 0; padding: 0.3em 0.6em;
+    background: #fff; border: 1px solid #ccc; border-radius: 4px; font: 13px sans-serif; }
+</style>
+<p class="offline-note">Offline, or Sandbox does not load? <a href="${EXPLORER_PATH}">GraphiQL, served by this gateway</a></p>
+`;
   const end = html.lastIndexOf('</body>');
-  return end < 0 ? html + OFFLINE_NOTE : html.slice(0, end) + OFFLINE_NOTE + html.slice(end);
+  return end < 0 ? html + note : html.slice(0, end) + note + html.slice(end);
 }
 
 /** Apollo's local Sandbox page, through the plugin's own renderLandingPage hook, with the note added. */
