@@ -91,8 +91,9 @@ async function startShop(page: () => string): Promise<{ origin: string; server: 
 }
 
 beforeAll(async () => {
+  browser = await launchChromium();
   shop = await startShop(() => html);
-  [t, browser] = await Promise.all([startTestApp({ CORS_ORIGINS: shop.origin }), launchChromium()]);
+  t = await startTestApp({ CORS_ORIGINS: shop.origin });
   const dogs = await createCategory(t, 'Dogs');
   const cats = await createCategory(t, 'Cats');
   for (const [name, category] of [['Rex', dogs], ['Milo', cats], ['Bella', dogs]]) await createPet(t, category, name);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -16,9 +16,10 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }
 
-/** The folder of a test's screenshots, under the system's temporary directory (never committed). */
+/** The folder of a test's screenshots, under the system's temporary directory (never committed), emptied for this run. */
 export function screenshotFolder(name: string): string {
   const folder = join(tmpdir(), 'petstore-browser-tests', name);
+  rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder, { recursive: true });
   return folder;
 }

@@ -17,7 +17,9 @@ const elsewhere: string[] = [];
 const folder = screenshotFolder('offline-explorer');
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestApp(), launchChromium()]);
+  // The browser first: without it the test fails at once, leaving no gateway behind.
+  browser = await launchChromium();
+  t = await startTestApp();
   dogs = await createCategory(t, 'Dogs');
   await createPet(t, dogs, 'Rex');
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

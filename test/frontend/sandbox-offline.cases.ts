@@ -14,7 +14,8 @@ const offline: string[] = [];
 const folder = screenshotFolder('sandbox-offline');
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestApp({ GRAPHQL_EXPLORER: 'sandbox' }), launchChromium()]);
+  browser = await launchChromium();
+  t = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox' });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.route('**/*', (route) => {
     if (route.request().url().startsWith(`${t.url}/`)) return route.continue();
