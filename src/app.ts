@@ -13,6 +13,7 @@ import { PreparedDocuments } from './graphql/prepared-documents';
 import { createStreamGateway, STREAM_PATH, type StreamGateway } from './graphql/sse/stream.server';
 import { createWebSocketGateway, type WebSocketGateway } from './graphql/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
+import { explorerRoutes } from './graphql/explorer/explorer.routes';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
 import { type Logger, withSafeErrors } from './logger';
@@ -143,6 +144,7 @@ export async function createApp(
         metrics,
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),
+      explorer: explorerRoutes(config.explorer),
       graphql: graphqlOverHttp({ apollo, prepared, logger, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
       rest: restRoutes(config),
       stream: { path: STREAM_PATH, serve: streams.serve },

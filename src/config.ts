@@ -40,6 +40,8 @@ export interface Config {
   maxSockets?: number;
   corsOrigins: string[];
   introspection: boolean;
+  /** What `/graphql` shows a browser: the gateway's own GraphiQL, Apollo Sandbox (from Apollo's CDN), or a page saying it is off. */
+  explorer: Explorer;
   logLevel: string;
   production: boolean;
   /** TRUSTED_DOCUMENTS: the persisted-documents manifest, read and checked for shape at start-up. */
@@ -56,6 +58,9 @@ export interface TrustedDocumentsManifest {
 
 export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
 export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
+
+export const EXPLORERS = ['graphiql', 'sandbox', 'off'] as const;
+export type Explorer = (typeof EXPLORERS)[number];
 
 export const TRUSTED_DOCUMENTS_ONLY = ['off', 'anonymous', 'keys', 'all'] as const;
 export type TrustedDocumentsOnly = (typeof TRUSTED_DOCUMENTS_ONLY)[number];
@@ -115,6 +120,7 @@ export const ENVIRONMENT_VARIABLES = [
   'MAX_SOCKETS',
   'CORS_ORIGINS',
   'GRAPHQL_INTROSPECTION',
+  'GRAPHQL_EXPLORER',
   'LOG_LEVEL',
   'TRUSTED_DOCUMENTS',
   'TRUSTED_DOCUMENTS_ONLY',
@@ -343,6 +349,22 @@ function trustedOnly(env: Env, name: EnvironmentVariable, manifestFile: string |
   return value;
 }
 
+/**
+ * Both explorers read the schema by introspection, and production serves none (docs/contract.md
+ * §8): there an explorer asked for is a contradiction to name, not a setting to ignore.
+ */
+function explorer(env: Env, name: EnvironmentVariable, production: boolean, introspection: boolean): Explorer {
+  const raw = present(env, name)?.toLowerCase();
+  if (raw === undefined) return production || !introspection ? 'off' : 'graphiql';
+  const value = EXPLORERS.find((option) => option === raw);
+  if (value === undefined) throw new ConfigError(name, `${EXPLORERS.join(', ')} or unset`, raw);
+  if (value !== 'off' && production) throw new ConfigError(name, 'off or unset when NODE_ENV is production', raw);
+  if (value !== 'off' && !introspection) {
+    throw new ConfigError(name, 'off or unset while GRAPHQL_INTROSPECTION is off (an explorer reads the schema by introspection)', raw);
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = present(env, 'NODE_ENV') === 'production';
   const adminApiKey = present(env, 'ADMIN_API_KEY');
@@ -355,6 +377,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const trustedDocuments = manifest(env, 'TRUSTED_DOCUMENTS');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const introspection = boolean(env, 'GRAPHQL_INTROSPECTION', !production);
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: host(env, 'HOST', '127.0.0.1'),
@@ -375,7 +398,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),
     maxSockets: present(env, 'MAX_SOCKETS') === undefined ? undefined : integer(env, 'MAX_SOCKETS', 0, 1, 1_000_000),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
-    introspection: boolean(env, 'GRAPHQL_INTROSPECTION', !production),
+    introspection,
+    explorer: explorer(env, 'GRAPHQL_EXPLORER', production, introspection),
     logLevel,
     production,
     trustedDocuments,

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       maxQueryCost: 1000,
       corsOrigins: [],
       introspection: true,
+      explorer: 'graphiql',
       logLevel: 'info',
     });
     expect(config.petsSunset.toISOString()).toBe('2027-06-30T00:00:00.000Z');
@@ -30,6 +31,22 @@ describe('loadConfig', () => {
   it('turns introspection off in production unless asked for', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).introspection).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(true);
+  });
+
+  it('shows GraphiQL by default, and no explorer in production or without introspection', () => {
+    expect(loadConfig({ GRAPHQL_EXPLORER: 'Sandbox' }).explorer).toBe('sandbox');
+    expect(loadConfig({ GRAPHQL_EXPLORER: 'off' }).explorer).toBe('off');
+    expect(loadConfig({ NODE_ENV: 'production' }).explorer).toBe('off');
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).explorer).toBe('off');
+    expect(loadConfig({ GRAPHQL_INTROSPECTION: 'false' }).explorer).toBe('off');
+  });
+
+  it.each([
+    [{ GRAPHQL_EXPLORER: 'playground' }, /^GRAPHQL_EXPLORER: expected graphiql, sandbox, off or unset, got "playground"$/],
+    [{ GRAPHQL_EXPLORER: 'graphiql', NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }, /^GRAPHQL_EXPLORER: expected off or unset when NODE_ENV is production, got "graphiql"$/],
+    [{ GRAPHQL_EXPLORER: 'sandbox', GRAPHQL_INTROSPECTION: 'false' }, /^GRAPHQL_EXPLORER: expected off or unset while GRAPHQL_INTROSPECTION is off/],
+  ])('stops on an explorer it cannot serve: %p', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('reads every variable', () => {

@@ -2,16 +2,15 @@ import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
-  ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import type { DocumentNode, GraphQLSchema, ValidationRule } from 'graphql';
 import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
+import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
@@ -19,16 +18,6 @@ import { queryLimitsPlugin } from './query-limits.plugin';
 import { tracingPlugins } from '../telemetry';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
-
-/** The query Sandbox opens with: the README's first example (test/graphql/sandbox.cases.ts). */
-export const EXAMPLE_OPERATION = `query FirstPets {
-  pets(first: 5, filter: { status: AVAILABLE }) {
-    nodes { id name status category { name } inventory { quantity status } }
-    pageInfo { hasNextPage endCursor }
-    totalCount
-  }
-}
-`;
 
 /** Where persisted documents live; Apollo's in-memory defaults for what is not given. */
 export interface PersistedDocumentStores {
@@ -45,7 +34,7 @@ export function extraValidationRules(config: Pick<Config, 'introspection'>): Val
 
 export async function startGraphQLServer(
   schema: GraphQLSchema,
-  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'production'>,
+  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'explorer'>,
   logger: Logger,
   { apqCache, documentStore }: PersistedDocumentStores = {},
 ): Promise<ApolloServer<Context>> {
@@ -79,10 +68,8 @@ export async function startGraphQLServer(
       httpStatusPlugin(),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
-      // Sandbox explores the schema by introspection: without it, the page would show nothing.
-      config.production || !config.introspection
-        ? ApolloServerPluginLandingPageDisabled()
-        : ApolloServerPluginLandingPageLocalDefault({ footer: false, document: EXAMPLE_OPERATION }),
+      // What a browser sees at /graphql; config.ts keeps it off in production and without introspection.
+      landingPagePlugin(config.explorer),
     ],
   });
   await server.start();

@@ -37,8 +37,8 @@ export function writeError(res: ServerResponse, failure: Failure, graphql: boole
   writeJson(res, failure.body.status, failureBody(failure, graphql));
 }
 
-/** A text body of its own content type (the Prometheus exposition); a HEAD request gets the headers alone. */
-export function writeText(res: ServerResponse, status: number, type: string, text: string): void {
+/** A body of its own content type (the Prometheus exposition, the explorer's page and files); a HEAD request gets the headers alone. */
+export function writeText(res: ServerResponse, status: number, type: string, text: string | Buffer): void {
   res.statusCode = status;
   res.setHeader('Content-Type', type);
   res.setHeader('Content-Length', Buffer.byteLength(text));

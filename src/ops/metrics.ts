@@ -4,7 +4,7 @@ import { poolOf } from '../sql/pool';
 import { BusiestNames } from './busiest-names';
 
 /** Which part of the gateway answered a request, for logs and metrics. */
-export type Surface = 'graphql' | 'rest' | 'ops' | 'none';
+export type Surface = 'graphql' | 'rest' | 'ops' | 'explorer' | 'none';
 
 /**
  * Distinct GraphQL operation names kept as labels: the busiest ones. A name pushed out by a

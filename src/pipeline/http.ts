@@ -13,6 +13,7 @@ import type { healthRoutes } from '../ops/health.routes';
 import type { Metrics } from '../ops/metrics';
 import type { restRoutes } from '../rest/rest.routes';
 import type { AdmittedRequest } from './admitted-request';
+import type { explorerRoutes } from '../graphql/explorer/explorer.routes';
 import type { graphqlOverHttp } from './graphql-http';
 import type { RequestServices } from './request-services';
 
@@ -24,6 +25,8 @@ export interface HttpPipeline {
   admitter: Admitter<Caller>;
   requestServices: RequestServices;
   ops: ReturnType<typeof healthRoutes>;
+  /** The offline explorer's page and files: outside CORS and the limiter, as the operations routes. */
+  explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
   /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
@@ -32,7 +35,7 @@ export interface HttpPipeline {
 
 /**
  * The gateway's one request listener, on node:http. Every request: the request log, then the
- * operations routes (outside CORS and the limiter), CORS (answering preflights), then the
+ * operations routes and the explorer's files (outside CORS and the limiter), CORS (answering preflights), then the
  * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
  * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
  * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike.
@@ -54,6 +57,16 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       const answer = await p.ops.answer(route, req.method ?? 'GET', path);
       if ('json' in answer) writeJson(res, answer.status, answer.json);
       else writeText(res, answer.status, answer.type, answer.text);
+    } catch (error) {
+      fail(res, error, false);
+    }
+  };
+
+  const serveExplorer = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
+    try {
+      const answer = await p.explorer.answer(route, req.method ?? 'GET', path);
+      res.setHeader('Cache-Control', answer.cacheControl);
+      writeText(res, answer.status, answer.type, answer.body);
     } catch (error) {
       fail(res, error, false);
     }
@@ -85,6 +98,12 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       state.surface = 'ops';
       state.operation = ops;
       return serveOps(req, res, ops, path);
+    }
+    const explorer = p.explorer.match(path);
+    if (explorer !== undefined) {
+      state.surface = 'explorer';
+      state.operation = explorer === 'page' ? 'page' : 'asset';
+      return serveExplorer(req, res, explorer, path);
     }
     if (answerCors(req, res)) return;
     if (p.stream && path === p.stream.path) {

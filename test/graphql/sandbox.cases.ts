@@ -1,11 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { EXAMPLE_OPERATION } from '../../src/graphql/server';
+import { EXAMPLE_OPERATION } from '../../src/graphql/explorer/example-operation';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql } from '../helpers/gql';
 
 const STUDIO = 'https://studio.apollographql.com';
+/** What Chromium sends when a page is opened. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+/** The files a page loads: every src and href. */
+const loadedBy = (html: string) => [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
 
 describe('outside production', () => {
   let t: TestApp;
@@ -14,16 +19,49 @@ describe('outside production', () => {
   });
   afterAll(() => t.close());
 
-  it('serves the Apollo Sandbox landing page to a browser', async () => {
-    const response = await request(t.url).get('/graphql').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+  it('serves a browser GraphiQL, every file of it from the gateway itself, outside CORS and the limiter', async () => {
+    const response = await request(t.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
-    expect(response.text).toMatch(/EmbeddedSandbox/);
+    expect(response.text).toMatch(/GraphiQL/);
+    expect(response.text).not.toMatch(/https?:/);
+    expect((await request(t.url).get('/graphql/explorer')).text).toBe(response.text);
+    const files = loadedBy(response.text);
+    expect(files.length).toBe(5);
+    for (const file of files) {
+      const asset = await request(t.url).get(file).buffer(true);
+      expect([file, asset.status, asset.headers['cache-control'], asset.headers['x-ratelimit-limit']]).toEqual([file, 200, 'public, max-age=86400', undefined]);
+      expect(asset.headers['content-type']).toMatch(file.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+      expect(Number(asset.headers['content-length'])).toBeGreaterThan(1000);
+    }
   });
 
-  it('opens with the README’s first query', () => {
+  it('answers what the explorer does not serve with the Error object', async () => {
+    const missing = await request(t.url).get('/graphql/explorer/secret.js');
+    expect([missing.status, missing.body]).toEqual([404, { code: 'NOT_FOUND', message: 'No resource at GET /graphql/explorer/secret.js', status: 404 }]);
+    expect((await request(t.url).get('/graphql/explorer/..%2F..%2Fpackage.json')).status).toBe(404);
+    const posted = await request(t.url).post('/graphql/explorer').send({});
+    expect([posted.status, posted.headers.allow, posted.body.code]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED']);
+  });
+
+  it('serves Apollo Sandbox instead with GRAPHQL_EXPLORER=sandbox, pointing to the offline explorer', async () => {
+    const sandbox = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox' });
+    try {
+      const page = await request(sandbox.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
+      expect(page.status).toBe(200);
+      expect(page.text).toMatch(/EmbeddedSandbox/);
+      expect(page.text).toContain('<a href="/graphql/explorer">');
+      expect((await request(sandbox.url).get('/graphql/explorer')).text).toMatch(/GraphiQL/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('opens with the README’s first query', async () => {
     const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
     expect(/```graphql\n([\s\S]*?)```/.exec(readme)?.[1]).toBe(EXAMPLE_OPERATION);
+    const page = await request(t.url).get('/graphql/explorer');
+    expect(page.text).toContain(JSON.stringify(EXAMPLE_OPERATION));
   });
 
   it('answers introspection', async () => {
@@ -85,10 +123,20 @@ describe('in production', () => {
     // The refusal names the setting an operator of this gateway has, not Apollo's constructor option.
     expect(introspection.errors?.[0].message).toMatch(/GRAPHQL_INTROSPECTION/);
     expect(introspection.errors?.[0].message).not.toMatch(/ApolloServer/);
-    const page = await request(t.url).get('/graphql').set('Accept', 'text/html');
-    expect(page.text).not.toMatch(/EmbeddedSandbox/);
     const query = await gql(t.url, '{ pets { totalCount } }');
     expect(query.status).toBe(200);
+  });
+
+  it('tells a browser at /graphql that the explorer is off and how to query, and serves none of its files', async () => {
+    t = await startTestApp({ NODE_ENV: 'production' });
+    const page = await request(t.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
+    expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.text).toMatch(/The explorer is off/);
+    expect(page.text).toMatch(/POST \/graphql/);
+    expect(page.text).not.toMatch(/EmbeddedSandbox|<script/);
+    const explorer = await request(t.url).get('/graphql/explorer');
+    expect([explorer.status, explorer.text]).toEqual([404, page.text]);
+    expect((await request(t.url).get('/graphql/explorer/graphiql.min.js')).status).toBe(404);
   });
 
   it('refuses __type as it refuses __schema', async () => {
@@ -119,9 +167,9 @@ describe('GRAPHQL_INTROSPECTION=false outside production', () => {
     expect(introspection.errors?.[0].message).toMatch(/GRAPHQL_INTROSPECTION/);
   });
 
-  it('serves no Sandbox landing page, which could not explore the schema', async () => {
-    const page = await request(t.url).get('/graphql').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
-    expect(page.text).not.toMatch(/EmbeddedSandbox/);
+  it('serves no explorer, which could not read the schema', async () => {
+    const page = await request(t.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
+    expect(page.text).toMatch(/The explorer is off/);
     expect((await gql(t.url, '{ pets { totalCount } }')).status).toBe(200);
   });
 });
