@@ -89,6 +89,11 @@ export function databaseUnavailable(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, DATABASE_RETRY_AFTER_SECONDS);
 }
 
+/** A path the gateway serves nothing at. */
+export function noResource(method: string, path: string): ApiError {
+  return new ApiError('NOT_FOUND', `No resource at ${method} ${path.slice(0, 200)}`);
+}
+
 /** A method the path does not serve; `allowed` becomes the Allow header. */
 export function methodNotAllowed(method: string | undefined, path: string, allowed: readonly string[], message?: string): ApiError {
   return new ApiError('METHOD_NOT_ALLOWED', message ?? `${method} is not supported on ${path}; use ${allowed.join(' or ')}`, { Allow: allowed.join(', ') });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/caller';
 import type { Identified } from '../auth/identify-caller';
-import { ApiError } from '../errors';
+import { noResource } from '../refusals';
 import { failureOf } from '../format-error';
 import { type CorsPolicy, cors } from '../http/cors';
 import { malformedHttp } from '../http/malformed-http';
@@ -121,7 +121,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       const method = req.method ?? 'GET';
       const route = p.rest.match(path, method);
       if (!route) {
-        throw new ApiError('NOT_FOUND', `No resource at ${method} ${path.slice(0, 200)}`);
+        throw noResource(method, path);
       }
       state.surface = 'rest';
       state.operation = route.operation;

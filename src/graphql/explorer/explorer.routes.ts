@@ -1,5 +1,5 @@
 import type { Explorer } from '../../config';
-import { ApiError } from '../../errors';
+import { methodNotAllowed, noResource } from '../../refusals';
 import { EXPLORER_PATH, explorerAssets } from './explorer-assets';
 import { graphiqlPage } from './graphiql-page';
 import { explorerOffPage } from './off-page';
@@ -26,7 +26,7 @@ export function explorerRoutes(explorer: Explorer) {
     },
     async answer(route: string, method: string, path: string): Promise<ExplorerAnswer> {
       if (method !== 'GET' && method !== 'HEAD') {
-        throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path.slice(0, 200)}; use GET or HEAD`, { Allow: 'GET, HEAD' });
+        throw methodNotAllowed(method, path.slice(0, 200), ['GET', 'HEAD']);
       }
       if (route === 'page') {
         return on
@@ -34,7 +34,7 @@ export function explorerRoutes(explorer: Explorer) {
           : { status: 404, type: HTML, body: explorerOffPage(), cacheControl: 'no-cache' };
       }
       const found = on ? await asset(route) : undefined;
-      if (!found) throw new ApiError('NOT_FOUND', `No resource at ${method} ${path.slice(0, 200)}`);
+      if (!found) throw noResource(method, path);
       return { status: 200, type: found.type, body: found.body, cacheControl: ASSET_CACHE };
     },
   };
