@@ -17,8 +17,8 @@ export interface RequestState {
 
 /**
  * The first step of every request: gives it an id (the caller's X-Request-Id when it is sane,
- * else a new UUID), echoes it, and when the response is sent writes one log line and the
- * request metrics.
+ * else a new UUID), echoes it, and when the response closes writes one log line and the request
+ * metrics: with its status once sent, or as `aborted` when the client went away first.
  */
 export function requestLog(logger: Logger, metrics: Metrics) {
   return (req: IncomingMessage, res: ServerResponse, path: string): RequestState => {
@@ -27,21 +27,25 @@ export function requestLog(logger: Logger, metrics: Metrics) {
     const state: RequestState = { requestId, surface: 'none', operation: 'none' };
     res.setHeader('X-Request-Id', state.requestId);
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
+    res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const { surface, operation } = state;
-      metrics.observeRequest(surface, operation, res.statusCode, seconds);
+      const aborted = !res.writableFinished;
+      metrics.observeRequest(surface, operation, aborted ? 'aborted' : res.statusCode, seconds);
       const line = {
         requestId: state.requestId,
         method: req.method,
         path: path.slice(0, 200),
         surface,
         operation,
-        status: res.statusCode,
+        // A stream the client closed had sent its status; a request cut off before its answer had none.
+        status: aborted && !res.headersSent ? undefined : res.statusCode,
+        ...(aborted && { outcome: 'aborted' }),
         durationMs: Math.round(seconds * 10_000) / 10,
         keyId: state.keyId,
       };
-      if (res.statusCode >= 500) logger.error(line, 'request failed');
+      if (aborted) logger.info(line, 'request aborted');
+      else if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger.info(line, 'request');
     });
     return state;
