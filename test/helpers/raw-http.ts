@@ -8,6 +8,8 @@ export interface PartRequest {
   reset(): void;
   /** Everything the server sent, once the connection is closed. */
   closed: Promise<string>;
+  /** Everything the server sent, once it ends with `ending` (the last chunk of a chunked body, say). */
+  received(ending: string): Promise<string>;
 }
 
 /**
@@ -19,6 +21,7 @@ export async function partRequest(url: string, options: { path?: string; headers
   const socket = connect(Number(port), hostname);
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   const chunks: Buffer[] = [];
+  const text = () => Buffer.concat(chunks).toString();
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks).toString())));
   socket.on('error', () => undefined);
@@ -31,6 +34,16 @@ export async function partRequest(url: string, options: { path?: string; headers
     finish: () => void socket.write(body.subarray(options.sentBytes)),
     reset: () => void socket.resetAndDestroy(),
     closed,
+    received: (ending) =>
+      new Promise<string>((resolve) => {
+        const check = () => {
+          if (!text().endsWith(ending)) return;
+          socket.off('data', check);
+          resolve(text());
+        };
+        socket.on('data', check);
+        check();
+      }),
   };
 }
 
