@@ -4,6 +4,7 @@ import { identityOf } from '../../src/limits/identity';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { holdPets, holdTable } from '../helpers/hold';
+import { captureLog } from '../helpers/log-capture';
 import { partRequest, statusOf } from '../helpers/raw-http';
 import { waitFor } from '../helpers/wait';
 
@@ -15,9 +16,10 @@ import { waitFor } from '../helpers/wait';
 const max = PLAN_LIMITS[Plan.FREE].requestsInFlight;
 let t: TestApp;
 let petId: string;
+const log = captureLog();
 beforeAll(async () => {
   // A banned request is answered after a long pause here, so that a test can abort it meanwhile.
-  t = await startTestApp({ BAN_PAUSE_MS: '60000' });
+  t = await startTestApp({ BAN_PAUSE_MS: '60000', LOG_LEVEL: 'info' }, { logger: log.logger });
   petId = await createPet(t, await createCategory(t), 'Rex');
 });
 afterAll(() => t.close());
@@ -33,7 +35,7 @@ const send = (key: string) => request(t.url).post('/graphql').set('X-API-Key', k
 
 /** A body of fixed length, so that a client may send part of it and the rest later. */
 const BODY = JSON.stringify({ query: '{ pets(first: 1) { totalCount } }' });
-const part = (key: string, sentBytes = 10) => partRequest(t.url, { headers: { 'X-API-Key': key }, body: BODY, sentBytes });
+const part = (key: string, sentBytes = 10, headers: Record<string, string> = {}) => partRequest(t.url, { headers: { 'X-API-Key': key, ...headers }, body: BODY, sentBytes });
 
 interface Gauges {
   running: number;
@@ -183,5 +185,22 @@ describe('a request whose client goes away', () => {
       await hold.release();
     }
     await runsFullBound(key);
+  });
+});
+
+describe('an aborted request in the log and the metrics', () => {
+  it('is logged once, as aborted, and counted under status `aborted`', async () => {
+    const key = await freeKey();
+    const counted = async () => Number(/^petstore_http_requests_total\{surface="graphql",operation="anonymous",status="aborted"\} (\d+)/m.exec((await request(t.url).get('/metrics')).text)?.[1] ?? 0);
+    const before = await counted();
+    const gone = await part(key, 10, { 'X-Request-Id': 'gone-while-sending' });
+    await until('the request in flight', (g) => g.running === 1);
+    gone.reset();
+    const linesOf = () => log.lines.filter((line) => line.requestId === 'gone-while-sending');
+    await waitFor(() => linesOf().length > 0, 10_000, 'the log line');
+    await allGiven();
+    expect(linesOf()).toEqual([expect.objectContaining({ msg: 'request aborted', outcome: 'aborted', surface: 'graphql', method: 'POST', path: '/graphql' })]);
+    expect(linesOf()[0].status).toBeUndefined();
+    expect(await counted()).toBe(before + 1);
   });
 });
