@@ -50,7 +50,11 @@ export class Statements {
       // Connected before `work`, so that the wait for a connection is not charged; `connect()`
       // resolves to the pg client the runner holds, the one to cancel.
       () => runner.connect() as Promise<Client>,
-      () => runner.release(),
+      // A connection a cancel was sent on is closed, so that the pool drops it (below).
+      async (client, error) => {
+        if (error instanceof StatementCancelled) await client.end().catch(() => undefined);
+        await runner.release();
+      },
       () => work(runner.manager),
     );
   }
@@ -80,12 +84,17 @@ export class Statements {
     work: (connection: C) => Promise<T>,
   ): Promise<T> {
     const signal = this.budget?.signal;
-    const free = await this.budget?.acquire();
+    let free: (() => void) | undefined;
     try {
+      free = await this.budget?.acquire();
       const connection = await connectUnlessAborted(connect, release, signal);
       // The statement's time is what it holds a connection, not what it waited for one.
       const connectedAt = performance.now();
-      const cancel = () => cancelRunning(connection);
+      let cancelled = false;
+      const cancel = () => {
+        cancelled = true;
+        cancelRunning(connection);
+      };
       signal?.addEventListener('abort', cancel, { once: true });
       let failure: Error | undefined;
       try {
@@ -96,11 +105,27 @@ export class Statements {
       } finally {
         signal?.removeEventListener('abort', cancel);
         this.budget?.charge(performance.now() - connectedAt);
-        await release(connection, failure);
+        // A cancel may land after the statement has ended: the connection is never reused, lest it cancel another's.
+        await release(connection, cancelled ? new StatementCancelled() : failure);
       }
+    } catch (error) {
+      throw signal?.aborted && error === signal.reason ? new StatementCancelled() : error;
     } finally {
       free?.();
     }
+  }
+}
+
+/**
+ * A statement not run, or cut short, because its request's client went away: reported as
+ * PostgreSQL reports a cancelled statement (SQLSTATE 57014), so that both are handled alike.
+ */
+export class StatementCancelled extends Error {
+  readonly code = '57014';
+
+  constructor() {
+    super('canceling statement: the client went away');
+    this.name = 'StatementCancelled';
   }
 }
 
