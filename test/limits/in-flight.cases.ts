@@ -2,7 +2,11 @@ import request from 'supertest';
 import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { Scope } from '../../src/common/scope';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
+import pino from 'pino';
+import { Admitter } from '../../src/limits/admit';
 import { InFlight } from '../../src/limits/in-flight';
+import { RateLimiter } from '../../src/limits/limiter';
+import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
@@ -106,6 +110,24 @@ describe('InFlight', () => {
     expect(await late).toBe(true);
     expect(inFlight.of('ip:a')).toBe(0);
     expect(await inFlight.enter('ip:a', { ...admission, max: 1 }, new Scope())).toBe(true);
+  });
+
+  it('gives the slot back when the limiter fails after the slot was taken', async () => {
+    // A store that cannot answer (Redis gone mid-call, with no fallback): the slot is the scope's all the same.
+    const store = new MemoryLimiterStore();
+    store.hit = () => Promise.reject(new Error('the store did not answer'));
+    const admitter = new Admitter({
+      limiter: new RateLimiter(store, { threshold: 10, durationMs: 60_000 }),
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined },
+      logger: pino({ level: 'silent' }),
+      quotaOf: () => ({ perMinute: 60, perDay: 1_000 }),
+      admissionOf: () => ({ max: 1, queue: 1, waitMs: 1_000 }),
+    });
+    const scope = new Scope();
+    await expect(admitter.admit({ kind: 'anonymous', address: '10.0.0.1' }, 'ip:10.0.0.1', scope)).rejects.toThrow('the store did not answer');
+    expect(admitter.inFlightTotals()).toEqual({ running: 1, waiting: 0 });
+    scope.end(); // the response closes, however it ends
+    expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
   it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue twice as long', () => {
