@@ -87,8 +87,8 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const search = queryAt < 0 ? '' : url.slice(queryAt);
-    const state = log(req, res, path);
     const scope = requestScope(req, res);
+    const state = log(req, res, path, scope);
     const ops = p.ops.match(path);
     if (ops !== undefined) {
       state.surface = 'ops';

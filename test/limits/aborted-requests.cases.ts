@@ -190,6 +190,30 @@ describe('a request whose client goes away', () => {
   });
 });
 
+describe('pipelined requests whose connection is reset', () => {
+  it('give back every slot, the one being answered and the ones queued behind it', async () => {
+    const key = await freeKey();
+    expect((await send(key)).status).toBe(200);
+    const hold = await holdPets(t);
+    try {
+      const body = JSON.stringify({ query: `{ pet(id: "${petId}") { name } }` });
+      const request = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      const connection = await partRequest(t.url, { headers: { 'X-API-Key': key, Connection: 'keep-alive' }, body, sentBytes: body.length });
+      connection.socket.write(request + request);
+      await until('three requests in flight', (g) => g.running === 3);
+      const logged = log.lines.length;
+      connection.reset();
+      await allGiven();
+      // Each of them logged once, as aborted.
+      await waitFor(() => log.lines.slice(logged).filter((line) => line.msg === 'request aborted').length === 3, 10_000, 'three lines');
+      expect(new Set(log.lines.slice(logged).filter((line) => line.msg === 'request aborted').map((line) => line.requestId)).size).toBe(3);
+    } finally {
+      await hold.release();
+    }
+    await runsFullBound(key);
+  });
+});
+
 describe('an aborted request in the log and the metrics', () => {
   it('is logged once, as aborted, and counted under status `aborted`', async () => {
     const key = await freeKey();
