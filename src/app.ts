@@ -125,7 +125,9 @@ export async function createApp(
     banPauseMs: config.banPauseMs,
     limiting,
   });
-  const { requestServices, databaseTime } = requestServicesOver(services, config, logger);
+  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger);
+  metrics.watchInFlight(() => admitter.inFlightTotals());
+  metrics.watchStatementSlots(() => statementSlots.taken());
   const identify = keyIdentifier(services.apiKeys);
   const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter });
   const { admission, delivery } = websockets;

@@ -34,8 +34,8 @@ export class DatabaseTime {
     if (this.buckets.size > this.sweepAt) this.sweep();
   }
 
-  /** What is left now, refilled since the last charge, at most a full allowance. */
-  private balanceOf(identity: string, allowanceMs: number): number {
+  /** What `identity` has left now, refilled since its last charge, at most a full allowance. */
+  balanceOf(identity: string, allowanceMs: number): number {
     const bucket = this.buckets.get(identity);
     if (!bucket) return allowanceMs;
     const refilled = ((this.now() - bucket.at) * allowanceMs) / this.windowMs;

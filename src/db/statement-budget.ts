@@ -1,3 +1,4 @@
+import type { Scope } from '../common/scope';
 import { ApiError, type RequestRefusal } from '../errors';
 import { databaseBusy } from '../refusals';
 import type { Budget } from '../sql/statements';
@@ -38,26 +39,46 @@ export class Slots {
     private readonly onIdle: () => void = () => undefined,
   ) {}
 
+  /** Slots taken now. */
+  get taken(): number {
+    return this.running;
+  }
+
   /**
-   * Waits for a slot, at most `timeoutMs` (then rejects with SlotWaitTimeout); the returned
-   * function frees the slot (once).
+   * Waits for a slot, at most `timeoutMs` (then rejects with SlotWaitTimeout), leaving the queue
+   * at once when `signal` aborts (rejecting with its reason); the returned function frees the
+   * slot (once).
    */
-  async take(timeoutMs = Infinity): Promise<() => void> {
+  async take(timeoutMs = Infinity, signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
     if (this.running < this.size) this.running += 1;
     else {
       const freedBefore = this.freed;
       await new Promise<void>((resolve, reject) => {
-        const waiter = () => {
+        const settle = () => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        };
+        const leaveQueue = () => {
+          const at = this.waiting.indexOf(waiter);
+          if (at >= 0) this.waiting.splice(at, 1);
+          settle();
+        };
+        const waiter = () => {
+          settle();
           resolve();
+        };
+        const onAbort = () => {
+          leaveQueue();
+          reject(signal?.reason);
         };
         const timer = Number.isFinite(timeoutMs)
           ? setTimeout(() => {
-              const at = this.waiting.indexOf(waiter);
-              if (at >= 0) this.waiting.splice(at, 1);
+              leaveQueue();
               reject(new SlotWaitTimeout(timeoutMs, this.freed !== freedBefore));
             }, timeoutMs)
           : undefined;
+        signal?.addEventListener('abort', onAbort, { once: true });
         this.waiting.push(waiter);
       });
     }
@@ -87,6 +108,13 @@ export class IdentitySlots {
     }
     return slots;
   }
+
+  /** Slots taken over every identity (for the metrics). */
+  taken(): number {
+    let taken = 0;
+    for (const slots of this.slots.values()) taken += slots.taken;
+    return taken;
+  }
 }
 
 /** What one request's statements may use: its identity's slots and database time. */
@@ -101,6 +129,11 @@ export interface StatementAllowance {
   total?: number;
   /** Told of the request's refusal, once. */
   onRefusal?: (refusal: RequestRefusal) => void;
+  /**
+   * The request's scope: a wait for a slot ends when its client goes, running statements are
+   * cancelled, and no slot outlives the request.
+   */
+  scope?: Scope;
 }
 
 /**
@@ -114,6 +147,11 @@ export class StatementBudget implements Budget {
 
   constructor(private readonly allowance: StatementAllowance) {
     this.total = allowance.total ?? STATEMENTS_PER_REQUEST;
+  }
+
+  /** Aborted when the request's client goes: its running statements are cancelled. */
+  get signal(): AbortSignal | undefined {
+    return this.allowance.scope?.signal;
   }
 
   /** Takes one statement, waiting for a slot; the returned function frees the slot. */
@@ -132,7 +170,9 @@ export class StatementBudget implements Budget {
     }
     try {
       // A turn is waited for at most as long as a statement may run.
-      return await this.allowance.slots().take(this.allowance.waitMs);
+      const { scope } = this.allowance;
+      const free = await this.allowance.slots().take(this.allowance.waitMs, scope?.signal);
+      return scope ? scope.defer(free) : free;
     } catch (error) {
       if (!(error instanceof SlotWaitTimeout)) throw error;
       // The client's own statements held every slot it has, and kept finishing: its backlog is

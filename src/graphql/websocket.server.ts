@@ -149,6 +149,8 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         const state = await identify(ctx.connectionParams, request, socket);
         const ticket = tickets.get(socket);
         ticket?.settle();
+        // Closed while its key was checked: its places are given back already, and no state is kept.
+        if (socket.readyState !== socket.OPEN) return false;
         if (typeof state === 'string') {
           socket.close(state === 'SERVICE_UNAVAILABLE' ? 1011 : FORBIDDEN_CLOSE, state);
           return false;

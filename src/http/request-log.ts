@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Scope } from '../common/scope';
 import type { Logger } from '../logger';
 import type { Metrics, Surface } from '../ops/metrics';
 
@@ -17,31 +18,36 @@ export interface RequestState {
 
 /**
  * The first step of every request: gives it an id (the caller's X-Request-Id when it is sane,
- * else a new UUID), echoes it, and when the response is sent writes one log line and the
- * request metrics.
+ * else a new UUID), echoes it, and when the request's scope ends writes one log line and the
+ * request metrics: with its status once sent, or as `aborted` when the client went away first.
  */
 export function requestLog(logger: Logger, metrics: Metrics) {
-  return (req: IncomingMessage, res: ServerResponse, path: string): RequestState => {
+  return (req: IncomingMessage, res: ServerResponse, path: string, scope: Scope): RequestState => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const state: RequestState = { requestId, surface: 'none', operation: 'none' };
     res.setHeader('X-Request-Id', state.requestId);
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
+    // Registered first, so run last: once everything the request took is given back.
+    scope.defer(() => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const { surface, operation } = state;
-      metrics.observeRequest(surface, operation, res.statusCode, seconds);
+      const aborted = !res.writableFinished;
+      metrics.observeRequest(surface, operation, aborted ? 'aborted' : res.statusCode, seconds);
       const line = {
         requestId: state.requestId,
         method: req.method,
         path: path.slice(0, 200),
         surface,
         operation,
-        status: res.statusCode,
+        // A stream the client closed had sent its status; a request cut off before its answer had none.
+        status: aborted && !res.headersSent ? undefined : res.statusCode,
+        ...(aborted && { outcome: 'aborted' }),
         durationMs: Math.round(seconds * 10_000) / 10,
         keyId: state.keyId,
       };
-      if (res.statusCode >= 500) logger.error(line, 'request failed');
+      if (aborted) logger.info(line, 'request aborted');
+      else if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger.info(line, 'request');
     });
     return state;

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Scope } from '../common/scope';
 import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { banned, inFlightFull, overWindow } from '../refusals';
@@ -18,16 +20,15 @@ export interface AdmissionObserver extends RefusalObserver {
 
 /**
  * What the admission step decided about one request. `decision` is the limiter's word (for the
- * rate-limit headers and the `rateLimit` query); `refusal` the error to answer with; `holdsSlot`
- * that the request took an in-flight slot, to give back with `Admitter.leave` when it ends.
+ * rate-limit headers and the `rateLimit` query); `refusal` the error to answer with. Neither, with
+ * limits on: the client went away while its request waited, and nothing is to be answered.
  */
 export interface Admitted {
   decision?: Decision;
   refusal?: ApiError;
-  holdsSlot: boolean;
 }
 
-const UNLIMITED: Admitted = Object.freeze({ holdsSlot: false });
+const UNLIMITED: Admitted = Object.freeze({});
 
 export interface AdmitterOptions<C extends QuotedCaller> {
   limiter: RateLimiter;
@@ -48,7 +49,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * for a slot; when the wait runs out it is refused 429 RATE_LIMITED with Retry-After 1, counting
  * nothing and never toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or
  * CLIENT_BANNED, answered after `banPauseMs`, so that a client that ignores Retry-After cannot
- * turn cheap refusals into load (its paused requests hold their in-flight slots).
+ * turn cheap refusals into load (its paused requests hold their in-flight slots). An in-flight
+ * slot belongs to the request's scope, which gives it back however the request ends.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -57,27 +59,34 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
   }
 
-  /** Never rejects for a refusal: the answer says what to send. */
-  async admit(caller: C, identity: string): Promise<Admitted> {
+  /**
+   * Never rejects for a refusal: the answer says what to send. The request's in-flight slot is
+   * registered on `scope` as it is taken; a scope aborted while waiting gets `{}`.
+   */
+  async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
     const quota = this.options.quotaOf(caller);
-    let holdsSlot = false;
     if (admissionOf) {
       const admission = admissionOf(caller);
-      if (!this.inFlight.tryEnter(identity, admission.max) && !(await this.inFlight.enter(identity, admission))) {
+      if (!(await this.inFlight.enter(identity, admission, scope))) {
+        if (scope.signal.aborted) return {};
         const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
         const refused = inFlightFull(admission.max);
         const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };
         this.options.metrics.observeRefusal('in-flight', false);
-        return { decision, refusal: refused, holdsSlot: false };
+        return { decision, refusal: refused };
       }
-      holdsSlot = true;
     }
     const decision = await limiter.check(identity, quota);
-    if (decision.kind === 'allowed') return { decision, holdsSlot };
-    if (decision.kind === 'banned' && banPauseMs > 0) await new Promise((resolve) => setTimeout(resolve, banPauseMs));
-    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger), holdsSlot };
+    if (decision.kind === 'allowed') return { decision };
+    if (decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: scope.signal }).catch(() => undefined);
+    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
+  }
+
+  /** Requests holding an in-flight slot, and waiting for one, over every identity (for the metrics). */
+  inFlightTotals(): { running: number; waiting: number } {
+    return this.inFlight.totals();
   }
 
   /**
@@ -87,18 +96,13 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   async count(caller: C, identity: string): Promise<Admitted> {
     if (this.options.limiting === false) return UNLIMITED;
     const decision = await this.options.limiter.check(identity, this.options.quotaOf(caller));
-    if (decision.kind === 'allowed') return { decision, holdsSlot: false };
-    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger), holdsSlot: false };
+    if (decision.kind === 'allowed') return { decision };
+    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
   /** When the identity's ban ends (epoch ms), or null: never banned while nothing is limited. */
   async bannedUntil(identity: string): Promise<number | null> {
     return this.options.limiting === false ? null : this.options.limiter.bannedUntil(identity);
-  }
-
-  /** The request that held a slot has ended. */
-  leave(identity: string): void {
-    this.inFlight.leave(identity);
   }
 }
 

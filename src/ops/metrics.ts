@@ -24,7 +24,7 @@ export class Metrics {
 
   private readonly requests = new Counter({
     name: 'petstore_http_requests_total',
-    help: 'HTTP requests answered, by surface (graphql, rest, ops, none), operation and status.',
+    help: 'HTTP requests, by surface (graphql, rest, ops, none), operation and status: `aborted` when the client went away before its answer was sent.',
     labelNames: ['surface', 'operation', 'status'] as const,
     registers: [this.registry],
   });
@@ -89,7 +89,7 @@ export class Metrics {
     if (dataSource) this.watchPool(dataSource);
   }
 
-  observeRequest(surface: Surface, operation: string, status: number, seconds: number): void {
+  observeRequest(surface: Surface, operation: string, status: number | 'aborted', seconds: number): void {
     // REST routes, ops paths and `anonymous` are the gateway's own few names; GraphQL clients name the rest.
     if (surface === 'graphql' && operation !== 'anonymous') this.keepOperation(operation);
     this.requests.inc({ surface, operation, status: String(status) });
@@ -142,6 +142,33 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         for (const [operation, count] of read().subscriptions) this.set({ operation }, count);
+      },
+    });
+  }
+
+  /** Requests holding an in-flight slot, and waiting for one, read at each scrape. */
+  watchInFlight(read: () => { running: number; waiting: number }): void {
+    new Gauge({
+      name: 'petstore_requests_in_flight',
+      help: 'HTTP requests holding one of their identity’s in-flight slots (running), and waiting for one (waiting).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const { running, waiting } = read();
+        this.set({ state: 'running' }, running);
+        this.set({ state: 'waiting' }, waiting);
+      },
+    });
+  }
+
+  /** Statement slots taken, over every identity, read at each scrape. */
+  watchStatementSlots(read: () => number): void {
+    new Gauge({
+      name: 'petstore_db_statement_slots',
+      help: 'Statement slots taken by running statements, over every identity (each identity holds at most its plan’s).',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
       },
     });
   }

@@ -1,11 +1,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/caller';
 import type { Identified } from '../auth/identify-caller';
+import type { Scope } from '../common/scope';
 import { noResource } from '../refusals';
 import { failureOf } from '../format-error';
 import { type CorsPolicy, cors } from '../http/cors';
 import { malformedHttp } from '../http/malformed-http';
 import { type RequestState, requestLog } from '../http/request-log';
+import { requestScope } from '../http/request-scope';
 import { writeError, writeJson, writeRateLimitHeaders, writeText } from '../http/respond';
 import type { Admitter } from '../limits/admit';
 import type { Logger } from '../logger';
@@ -30,7 +32,7 @@ export interface HttpPipeline {
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
   /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
-  stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState) => Promise<void> };
+  stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope) => Promise<void> };
 }
 
 /**
@@ -38,12 +40,16 @@ export interface HttpPipeline {
  * operations routes and the explorer's files (outside CORS and the limiter), CORS (answering preflights), then the
  * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
  * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
- * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike.
+ * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike. Each request
+ * has a scope from the moment it arrives (http/request-scope): what any step takes is given back
+ * when it ends, and a request whose client has gone is answered nothing.
  */
 export function httpPipeline(p: HttpPipeline): RequestListener {
   const log = requestLog(p.logger, p.metrics);
   const answerCors = cors(p.cors);
   const fail = (res: ServerResponse, error: unknown, graphql: boolean) => {
+    // The client went away: nobody is left to answer, and the log says `aborted`.
+    if (res.destroyed) return;
     if (res.headersSent) {
       p.logger.error({ err: error }, 'error after the response had started');
       res.destroy();
@@ -72,19 +78,21 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     }
   };
 
-  const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<AdmittedRequest> => {
+  /** The admitted request, or undefined when its client went away meanwhile. */
+  const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState, scope: Scope): Promise<AdmittedRequest | undefined> => {
     const pending = p.identify(req);
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     if (caller.kind === 'key') state.keyId = caller.key.id;
-    const admitted = await p.admitter.admit(caller, identity);
-    if (admitted.holdsSlot) res.once('close', () => p.admitter.leave(identity));
+    if (scope.signal.aborted) return undefined;
+    const admitted = await p.admitter.admit(caller, identity, scope);
+    if (scope.signal.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
     if (admitted.refusal) throw admitted.refusal;
     const malformed = malformedHttp(req);
     if (malformed) throw malformed;
     if (unverified) throw unverified;
     const { requestId } = state;
-    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId) };
+    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope) };
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
@@ -92,7 +100,8 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const search = queryAt < 0 ? '' : url.slice(queryAt);
-    const state = log(req, res, path);
+    const scope = requestScope(req, res);
+    const state = log(req, res, path, scope);
     const ops = p.ops.match(path);
     if (ops !== undefined) {
       state.surface = 'ops';
@@ -108,7 +117,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     if (answerCors(req, res)) return;
     if (p.stream && path === p.stream.path) {
       state.surface = 'graphql';
-      return p.stream.serve(req, res, search, state).catch((error: unknown) => fail(res, error, true));
+      return p.stream.serve(req, res, search, state, scope).catch((error: unknown) => fail(res, error, true));
     }
     const graphql = path === '/graphql' || path === '/graphql/';
     if (graphql) {
@@ -116,7 +125,8 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       state.operation = 'anonymous';
     }
     try {
-      const request = await admit(req, res, state);
+      const request = await admit(req, res, state, scope);
+      if (!request) return;
       if (graphql) return await p.graphql(req, res, search, request, state);
       const method = req.method ?? 'GET';
       const route = p.rest.match(path, method);

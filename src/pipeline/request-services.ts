@@ -1,13 +1,14 @@
 import type { Caller } from '../auth/caller';
 import { databaseTimeOfCaller, statementsAtOnceOfCaller } from '../auth/plans';
+import type { Scope } from '../common/scope';
 import type { Config } from '../config';
 import { requestServices as servicesWithin, type Services } from '../context';
 import { DatabaseTime } from '../db/database-time';
 import { IdentitySlots, StatementBudget } from '../db/statement-budget';
 import type { Logger } from '../logger';
 
-/** One request's services, given who sent it. */
-export type RequestServices = (caller: Caller, identity: string, requestId: string) => Services;
+/** One request's services, given who sent it; its statements belong to its scope. */
+export type RequestServices = (caller: Caller, identity: string, requestId: string, scope?: Scope) => Services;
 
 /**
  * Each request gets its own services, whose every statement (one pool checkout) takes from the
@@ -18,10 +19,10 @@ export function requestServicesOver(
   services: Services,
   config: Pick<Config, 'databaseStatementTimeoutMs'>,
   logger: Logger,
-): { requestServices: RequestServices; databaseTime: DatabaseTime } {
+): { requestServices: RequestServices; databaseTime: DatabaseTime; statementSlots: IdentitySlots } {
   const statementSlots = new IdentitySlots();
   const databaseTime = new DatabaseTime();
-  const requestServices: RequestServices = (caller, identity, requestId) => {
+  const requestServices: RequestServices = (caller, identity, requestId, scope) => {
     const size = statementsAtOnceOfCaller(caller);
     const budget = new StatementBudget({
       slots: () => statementSlots.of(identity, size),
@@ -29,8 +30,9 @@ export function requestServicesOver(
       time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
       // A client's own backlog: a warning, not an error of the gateway's.
       onRefusal: (refusal) => logger.warn({ requestId, reason: refusal.message }, 'request refused: over its database allowance'),
+      scope,
     });
     return servicesWithin(services, budget);
   };
-  return { requestServices, databaseTime };
+  return { requestServices, databaseTime, statementSlots };
 }

@@ -1,5 +1,6 @@
-import type { PoolClient, QueryResultRow } from 'pg';
-import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, Repository } from 'typeorm';
+import type { Client, PoolClient, QueryResultRow } from 'pg';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import { cancelRunning } from './cancel';
 import { poolOf } from './pool';
 import { runStatement, type Statement, statementFor } from './prepared';
 
@@ -9,6 +10,8 @@ export interface Budget {
   acquire(): Promise<() => void>;
   /** Charges `ms` a statement held its connection. */
   charge(ms: number): void;
+  /** Aborted when the request's client has gone: its statement is cancelled, the next not started. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -43,10 +46,15 @@ export class Statements {
   /** TypeORM reads and writes on one connection, whatever number of SQL statements `work` sends. */
   manager<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    return this.checkout<QueryRunner, T>(
-      // Connected before `work`, so that the wait for a connection is not charged.
-      async () => (await runner.connect(), runner),
-      () => runner.release(),
+    return this.checkout<Client, T>(
+      // Connected before `work`, so that the wait for a connection is not charged; `connect()`
+      // resolves to the pg client the runner holds, the one to cancel.
+      () => runner.connect() as Promise<Client>,
+      // A connection a cancel was sent on is closed, so that the pool drops it (below).
+      async (client, error) => {
+        if (error instanceof StatementCancelled) await client.end().catch(() => undefined);
+        await runner.release();
+      },
       () => work(runner.manager),
     );
   }
@@ -65,16 +73,29 @@ export class Statements {
     return this.manager((manager) => manager.query(text, values));
   }
 
-  private async checkout<C, T>(
+  /**
+   * One statement: a slot of the budget, a connection, the work, then both given back. When the
+   * request's client goes, a wait for either ends at once and a running statement is cancelled;
+   * the time it held its connection is charged all the same.
+   */
+  private async checkout<C extends Client, T>(
     connect: () => Promise<C>,
     release: (connection: C, error?: Error) => unknown,
     work: (connection: C) => Promise<T>,
   ): Promise<T> {
-    const free = await this.budget?.acquire();
+    const signal = this.budget?.signal;
+    let free: (() => void) | undefined;
     try {
-      const connection = await connect();
+      free = await this.budget?.acquire();
+      const connection = await connectUnlessAborted(connect, release, signal);
       // The statement's time is what it holds a connection, not what it waited for one.
       const connectedAt = performance.now();
+      let cancelled = false;
+      const cancel = () => {
+        cancelled = true;
+        cancelRunning(connection);
+      };
+      signal?.addEventListener('abort', cancel, { once: true });
       let failure: Error | undefined;
       try {
         return await work(connection);
@@ -82,11 +103,56 @@ export class Statements {
         if (error instanceof Error) failure = error;
         throw error;
       } finally {
+        signal?.removeEventListener('abort', cancel);
         this.budget?.charge(performance.now() - connectedAt);
-        await release(connection, failure);
+        // A cancel may land after the statement has ended: the connection is never reused, lest it cancel another's.
+        await release(connection, cancelled ? new StatementCancelled() : failure);
       }
+    } catch (error) {
+      throw signal?.aborted && error === signal.reason ? new StatementCancelled() : error;
     } finally {
       free?.();
     }
   }
+}
+
+/**
+ * A statement not run, or cut short, because its request's client went away: reported as
+ * PostgreSQL reports a cancelled statement (SQLSTATE 57014), so that both are handled alike.
+ */
+export class StatementCancelled extends Error {
+  readonly code = '57014';
+
+  constructor() {
+    super('canceling statement: the client went away');
+    this.name = 'StatementCancelled';
+  }
+}
+
+/**
+ * A pool connection, or the abort's reason once the client has gone: a wait for a connection
+ * (every one busy) cannot be taken out of pg's queue, so the connection it gets later goes
+ * straight back.
+ */
+function connectUnlessAborted<C>(connect: () => Promise<C>, release: (connection: C) => unknown, signal?: AbortSignal): Promise<C> {
+  if (!signal) return connect();
+  signal.throwIfAborted();
+  const connecting = connect();
+  return new Promise<C>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      connecting.then(release, () => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    connecting.then(
+      (connection) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(connection);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

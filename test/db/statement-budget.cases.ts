@@ -1,5 +1,6 @@
 import type { Client } from 'pg';
 import { DatabaseTime } from '../../src/db/database-time';
+import { Scope } from '../../src/common/scope';
 import { IdentitySlots, Slots, SlotWaitTimeout, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
 import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
@@ -42,6 +43,34 @@ describe('Slots', () => {
     const next = slots.take(1_000);
     free();
     (await next)();
+  });
+
+  it('takes a waiter whose client goes out of the queue at once, and counts what is taken', async () => {
+    const registry = new IdentitySlots();
+    const slots = registry.of('ip:1', 1);
+    const free = await slots.take();
+    const client = new AbortController();
+    const abandoned = slots.take(1_000, client.signal).catch((error: unknown) => error);
+    const next = slots.take(1_000);
+    client.abort(new Error('gone'));
+    expect(await abandoned).toEqual(new Error('gone'));
+    expect(registry.taken()).toBe(1);
+    free();
+    (await next)();
+    expect(registry.taken()).toBe(0);
+    await expect(slots.take(1_000, client.signal)).rejects.toThrow('gone');
+  });
+
+  it('gives a statement slot back when its request’s scope ends, however the statement ends', async () => {
+    const scope = new Scope();
+    const slots = new Slots(1);
+    const budget = new StatementBudget({ slots: () => slots, waitMs: 1_000, scope });
+    const free = await budget.acquire();
+    expect(slots.taken).toBe(1);
+    scope.end();
+    expect(slots.taken).toBe(0);
+    free(); // once only
+    expect(slots.taken).toBe(0);
   });
 
   it('keeps an identity’s slots only while one is taken', async () => {

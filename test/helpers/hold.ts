@@ -2,17 +2,23 @@ import type { QueryRunner } from 'typeorm';
 import type { TestApp } from './app';
 
 /**
- * Holds every read of `pets` behind a lock the test takes: requests sent meanwhile stay in flight
- * (waiting on the database) until `release`, however slow the machine.
+ * Holds every use of `table` behind a lock the test takes: requests sent meanwhile stay in flight
+ * (waiting on the database) until `release`, however slow the machine. On the embedded database,
+ * whose one connection the lock's transaction keeps, every statement waits.
  */
-export async function holdPets(t: TestApp): Promise<{ release: () => Promise<void> }> {
+export async function holdTable(t: TestApp, table: string): Promise<{ release: () => Promise<void> }> {
   const runner: QueryRunner = t.db.dataSource.createQueryRunner();
   await runner.startTransaction();
-  await runner.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+  await runner.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
   return {
     release: async () => {
       await runner.commitTransaction();
       await runner.release();
     },
   };
+}
+
+/** Holds every read of `pets` (holdTable). */
+export function holdPets(t: TestApp): Promise<{ release: () => Promise<void> }> {
+  return holdTable(t, 'pets');
 }

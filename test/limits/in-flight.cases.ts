@@ -1,7 +1,12 @@
 import request from 'supertest';
 import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
+import { Scope } from '../../src/common/scope';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
+import pino from 'pino';
+import { Admitter } from '../../src/limits/admit';
 import { InFlight } from '../../src/limits/in-flight';
+import { RateLimiter } from '../../src/limits/limiter';
+import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
@@ -27,29 +32,35 @@ describe('InFlight', () => {
 
   it('takes slots up to the bound per identity, then queues, then refuses at once', async () => {
     const inFlight = new InFlight();
-    expect(await inFlight.enter('ip:a', admission)).toBe(true);
-    expect(await inFlight.enter('ip:a', admission)).toBe(true);
-    const waiting = [inFlight.enter('ip:a', admission), inFlight.enter('ip:a', admission)];
+    const [a, b, c, d, e, f] = Array.from({ length: 6 }, () => new Scope());
+    expect(await inFlight.enter('ip:a', admission, a)).toBe(true);
+    expect(await inFlight.enter('ip:a', admission, b)).toBe(true);
+    const waiting = [inFlight.enter('ip:a', admission, c), inFlight.enter('ip:a', admission, d)];
     expect(inFlight.waitingOf('ip:a')).toBe(2);
-    expect(await inFlight.enter('ip:a', admission)).toBe(false); // the queue is full
-    expect(await inFlight.enter('ip:b', admission)).toBe(true); // another identity is not affected
+    expect(await inFlight.enter('ip:a', admission, e)).toBe(false); // the queue is full
+    expect(await inFlight.enter('ip:b', admission, f)).toBe(true); // another identity is not affected
 
-    inFlight.leave('ip:a');
-    inFlight.leave('ip:a');
+    a.end();
+    b.end();
     expect(await Promise.all(waiting)).toEqual([true, true]);
     expect(inFlight.of('ip:a')).toBe(2); // handed over, never freed in between
+    c.end();
+    d.end();
+    f.end();
+    expect(inFlight.totals()).toEqual({ running: 0, waiting: 0 });
   });
 
   it('hands a freed slot to the longest waiter first', async () => {
     const inFlight = new InFlight();
     const order: string[] = [];
-    await inFlight.enter('ip:a', { ...admission, max: 1 });
-    const first = inFlight.enter('ip:a', { ...admission, max: 1 }).then(() => order.push('first'));
-    const second = inFlight.enter('ip:a', { ...admission, max: 1 }).then(() => order.push('second'));
-    inFlight.leave('ip:a');
-    await first;
-    inFlight.leave('ip:a');
-    await second;
+    const [holder, first, second] = [new Scope(), new Scope(), new Scope()];
+    await inFlight.enter('ip:a', { ...admission, max: 1 }, holder);
+    const firstIn = inFlight.enter('ip:a', { ...admission, max: 1 }, first).then(() => order.push('first'));
+    const secondIn = inFlight.enter('ip:a', { ...admission, max: 1 }, second).then(() => order.push('second'));
+    holder.end();
+    await firstIn;
+    first.end();
+    await secondIn;
     expect(order).toEqual(['first', 'second']);
   });
 
@@ -57,16 +68,66 @@ describe('InFlight', () => {
     jest.useFakeTimers();
     const waits: string[] = [];
     const inFlight = new InFlight(() => waits.push('wait'));
-    await inFlight.enter('ip:a', { ...admission, max: 1 });
-    const late = inFlight.enter('ip:a', { ...admission, max: 1 });
+    const holder = new Scope();
+    await inFlight.enter('ip:a', { ...admission, max: 1 }, holder);
+    const late = inFlight.enter('ip:a', { ...admission, max: 1 }, new Scope());
     jest.advanceTimersByTime(admission.waitMs - 1);
     expect(inFlight.waitingOf('ip:a')).toBe(1);
     jest.advanceTimersByTime(1);
     expect(await late).toBe(false);
     expect(inFlight.waitingOf('ip:a')).toBe(0);
     expect(waits).toEqual(['wait']);
-    inFlight.leave('ip:a');
+    holder.end();
     expect(inFlight.of('ip:a')).toBe(0);
+  });
+
+  it('takes a waiter whose client goes out of the queue at once, and never hands it a slot', async () => {
+    const inFlight = new InFlight();
+    const holder = new Scope();
+    const gone = new Scope();
+    const next = new Scope();
+    await inFlight.enter('ip:a', { ...admission, max: 1 }, holder);
+    const abandoned = inFlight.enter('ip:a', { ...admission, max: 1 }, gone);
+    const served = inFlight.enter('ip:a', { ...admission, max: 1 }, next);
+    gone.abort();
+    gone.end();
+    expect(await abandoned).toBe(false);
+    expect(inFlight.waitingOf('ip:a')).toBe(1);
+    holder.end();
+    expect(await served).toBe(true);
+    next.end();
+    expect(inFlight.totals()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('gives a slot handed to a request that has already ended straight back', async () => {
+    const inFlight = new InFlight();
+    const holder = new Scope();
+    const ended = new Scope();
+    await inFlight.enter('ip:a', { ...admission, max: 1 }, holder);
+    const late = inFlight.enter('ip:a', { ...admission, max: 1 }, ended);
+    ended.end(); // ended without an abort: the slot it is handed goes back as it is taken
+    holder.end();
+    expect(await late).toBe(true);
+    expect(inFlight.of('ip:a')).toBe(0);
+    expect(await inFlight.enter('ip:a', { ...admission, max: 1 }, new Scope())).toBe(true);
+  });
+
+  it('gives the slot back when the limiter fails after the slot was taken', async () => {
+    // A store that cannot answer (Redis gone mid-call, with no fallback): the slot is the scope's all the same.
+    const store = new MemoryLimiterStore();
+    store.hit = () => Promise.reject(new Error('the store did not answer'));
+    const admitter = new Admitter({
+      limiter: new RateLimiter(store, { threshold: 10, durationMs: 60_000 }),
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined },
+      logger: pino({ level: 'silent' }),
+      quotaOf: () => ({ perMinute: 60, perDay: 1_000 }),
+      admissionOf: () => ({ max: 1, queue: 1, waitMs: 1_000 }),
+    });
+    const scope = new Scope();
+    await expect(admitter.admit({ kind: 'anonymous', address: '10.0.0.1' }, 'ip:10.0.0.1', scope)).rejects.toThrow('the store did not answer');
+    expect(admitter.inFlightTotals()).toEqual({ running: 1, waiting: 0 });
+    scope.end(); // the response closes, however it ends
+    expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
   it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue twice as long', () => {

@@ -6,6 +6,7 @@ import type { Caller } from '../../auth/caller';
 import { clientAddress, type Identified } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import type { Config } from '../../config';
+import type { Scope } from '../../common/scope';
 import type { Services } from '../../context';
 import type { ErrorCode } from '../../errors';
 import { formatGraphQLError, formatResult } from '../../format-error';
@@ -25,6 +26,8 @@ import { streamParams } from './params';
 
 /** Where subscriptions are served over Server-Sent Events (docs/contract.md §9). */
 export const STREAM_PATH = '/graphql/stream';
+/** How long a stream ended on shutdown has to take its last bytes before it is cut. */
+const STREAM_CLOSE_GRACE_MS = 1_000;
 /**
  * Refusals of the document itself. The graphql-sse protocol has them reported as a `next` event on
  * an accepted stream (then `complete`), which the browser's EventSource can read; every other
@@ -47,8 +50,11 @@ export interface StreamDeps {
 }
 
 export interface StreamGateway {
-  /** One request to STREAM_PATH; a refusal is thrown as ApiError for the pipeline's writer. */
-  serve(req: IncomingMessage, res: ServerResponse, search: string, state: RequestState): Promise<void>;
+  /**
+   * One request to STREAM_PATH; a refusal is thrown as ApiError for the pipeline's writer. What
+   * the stream takes (its places, its subscription, its entry) is given back when `scope` ends.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope): Promise<void>;
   openStreams(): number;
   /** Ends every stream (without `complete`: the client reconnects, to another instance). */
   close(): Promise<void>;
@@ -111,12 +117,14 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
   };
 
   /** The caller, once its stream is admitted: identified, counted when unverified, not banned, within its bound. */
-  const admit = async (req: IncomingMessage, res: ServerResponse, ticket: SocketTicket, address: string, state: RequestState) => {
+  const admit = async (req: IncomingMessage, res: ServerResponse, ticket: SocketTicket, address: string, state: RequestState, scope: Scope) => {
     const header = req.headers['x-api-key'];
     const presented = header === undefined ? [] : [header];
     const pending = deps.identify(address, presented);
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     ticket.settle();
+    // The client went away meanwhile: its places are given back already, and nothing is counted.
+    if (scope.signal.aborted) return undefined;
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (unverified) {
       // An invalid key: counted against the address as an HTTP request is, then refused.
@@ -133,7 +141,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     return { caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState): Promise<void> => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope): Promise<void> => {
     state.operation = 'stream';
     const method = req.method;
     if (method === 'PUT' || method === 'DELETE') {
@@ -150,9 +158,11 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       throw socketBound(ticket, 'stream');
     }
     // However the request ends (refused, finished, reset), its places are given back.
-    res.once('close', () => ticket.leave());
-    const who = await admit(req, res, ticket, address, state);
+    scope.defer(() => ticket.leave());
+    const who = await admit(req, res, ticket, address, state, scope);
+    if (!who) return;
     const params = await streamParams(req, search);
+    if (scope.signal.aborted) return;
 
     const result = await traceOperation(params.operationName, () => prepareSubscription(
       steps,
@@ -172,13 +182,17 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       // Formatted as every event is (onNext).
       context = { source: once({ errors: result }), operation: 'other', res };
     } else {
-      context = { source: delivery.deliver(result.args, result.prepared), operation: result.prepared.operation, res };
+      const source = delivery.deliver(result.args, result.prepared);
+      // The subscription's slot and its place among the delivered: given back with the stream.
+      scope.defer(() => void source.return(undefined));
+      context = { source, operation: result.prepared.operation, res };
     }
-    await stream(req, res, context, who, params.query);
+    await stream(req, res, context, who, params.query, scope);
   };
 
   /** Hands the prepared source to graphql-sse and writes what it yields until either side ends. */
-  const stream = async (req: IncomingMessage, res: ServerResponse, context: StreamContext, who: { caller: Caller; identity: string; rawKeys: string[] }, query: string) => {
+  const stream = async (req: IncomingMessage, res: ServerResponse, context: StreamContext, who: { caller: Caller; identity: string; rawKeys: string[] }, query: string, scope: Scope) => {
+    if (scope.signal.aborted) return;
     const headers = { get: (name: string) => (name === 'accept' ? 'text/event-stream' : name === 'content-type' ? 'application/json' : null) };
     const [body, init] = await handler({ method: 'POST', url: STREAM_PATH, headers, body: { query }, raw: req, context });
     for (const [name, value] of Object.entries(init.headers ?? {})) if (name !== 'content-encoding') res.setHeader(name, value);
@@ -186,6 +200,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     res.setHeader('X-Accel-Buffering', 'no');
     res.statusCode = init.status ?? 200;
     if (typeof body === 'string' || body === null) return void res.end(body ?? undefined);
+    scope.defer(() => void body.return(undefined));
     const open: OpenStream = {
       ...who,
       res,
@@ -197,10 +212,8 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       },
     };
     streams.set(open, open);
-    res.once('close', () => {
-      streams.delete(open);
-      void body.return(undefined);
-    });
+    // A stream whose client has already gone is deleted at once.
+    scope.defer(() => streams.delete(open));
     res.flushHeaders();
     for await (const chunk of body) {
       if (res.writableEnded || res.destroyed) break;
@@ -217,8 +230,11 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     async close() {
       clearInterval(recheck);
       const ended = [...streams.keys()].map(({ res }) => new Promise<void>((resolve) => {
+        if (res.closed) return resolve();
         res.once('close', () => resolve());
         res.end();
+        // A client that never reads the end of its stream is cut off.
+        setTimeout(() => res.destroy(), STREAM_CLOSE_GRACE_MS).unref();
       }));
       await Promise.all(ended);
     },

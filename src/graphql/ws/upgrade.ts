@@ -79,6 +79,8 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
     const dropOnError = () => socket.destroy();
     socket.on('error', dropOnError);
     void claimByHeader(header, ticket, address).then((full) => {
+      // Gone while its key was checked: its places are given back already.
+      if (socket.destroyed) return;
       if (full !== undefined) return refuseUpgrade(socket, 'open_per_identity', { address, identity: full });
       socket.off('error', dropOnError);
       upgrade(request, socket, head, ticket);
