@@ -16,6 +16,7 @@ import { writeJson } from '../http/respond';
 import type { Logger } from '../logger';
 import { methodNotAllowed, notAcceptable } from '../refusals';
 import type { AdmittedRequest } from './admitted-request';
+import { GRAPHQL_PATH } from '../graphql/endpoints';
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
 const BROWSER_TYPES = ['text/html', ...RESPONSE_TYPES];
@@ -49,7 +50,7 @@ export function graphqlOverHttp({ apollo, prepared, trusted, logger }: GraphQLHt
   return async (req: IncomingMessage, res: ServerResponse, search: string, request: AdmittedRequest, state: RequestState): Promise<void> => {
     const method = req.method;
     if (method !== 'GET' && method !== 'POST') {
-      throw methodNotAllowed(method, '/graphql', ['GET', 'POST']);
+      throw methodNotAllowed(method, GRAPHQL_PATH, ['GET', 'POST']);
     }
     const accept = req.headers.accept;
     if (!PLAIN_ACCEPTS.has(accept)) {
@@ -62,7 +63,7 @@ export function graphqlOverHttp({ apollo, prepared, trusted, logger }: GraphQLHt
     let operationName: unknown;
     if (method === 'POST') {
       const contentType = req.headers['content-type'];
-      if (contentType === undefined || !PLAIN_JSON.has(contentType)) refuseUnlessJson(contentType, '/graphql');
+      if (contentType === undefined || !PLAIN_JSON.has(contentType)) refuseUnlessJson(contentType, GRAPHQL_PATH);
       body = parseJsonBody(await readBody(req, MAX_BODY_BYTES));
       if (isObject(body)) {
         body = resolvePostDocument(body, trusted.documents, restricted);

@@ -18,6 +18,7 @@ import type { AdmittedRequest } from './admitted-request';
 import type { explorerRoutes } from '../graphql/explorer/explorer.routes';
 import type { graphqlOverHttp } from './graphql-http';
 import type { RequestServices } from './request-services';
+import { GRAPHQL_PATH } from '../graphql/endpoints';
 
 export interface HttpPipeline {
   logger: Logger;
@@ -119,7 +120,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       state.surface = 'graphql';
       return p.stream.serve(req, res, search, state, scope).catch((error: unknown) => fail(res, error, true));
     }
-    const graphql = path === '/graphql' || path === '/graphql/';
+    const graphql = path === GRAPHQL_PATH || path === `${GRAPHQL_PATH}/`;
     if (graphql) {
       state.surface = 'graphql';
       state.operation = 'anonymous';

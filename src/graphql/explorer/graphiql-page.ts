@@ -1,4 +1,4 @@
-import { STREAM_PATH } from '../sse/stream.server';
+import { GRAPHQL_PATH, STREAM_PATH } from '../endpoints';
 import { EXAMPLE_OPERATION } from './example-operation';
 import { EXPLORER_PATH } from './explorer-assets';
 import { OPERATIONS_OF } from './operations-of';
@@ -42,7 +42,7 @@ ReactDOM.createRoot(document.getElementById('graphiql')).render(
 /** The offline explorer's page: GraphiQL and everything it loads come from this gateway. */
 export function graphiqlPage(): string {
   const asset = (name: string) => `${EXPLORER_PATH}/${name}`;
-  const config = { endpoint: '/graphql', stream: STREAM_PATH, query: EXAMPLE_OPERATION };
+  const config = { endpoint: GRAPHQL_PATH, stream: STREAM_PATH, query: EXAMPLE_OPERATION };
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -1,4 +1,4 @@
-import { STREAM_PATH } from '../sse/stream.server';
+import { STREAM_PATH } from '../endpoints';
 
 /**
  * What a browser gets where no explorer is served (GRAPHQL_EXPLORER=off, the default in

@@ -9,6 +9,7 @@ import { refusalFailure } from '../../format-error';
 import { endWithError } from '../../http/http-server';
 import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
 import { socketBound } from '../../refusals';
+import { GRAPHQL_PATH } from '../../graphql/endpoints';
 
 /** Time a client has to send `connection_init` before the socket is closed with 4408. */
 export const CONNECTION_INIT_TIMEOUT_MS = 3_000;
@@ -60,7 +61,7 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
 
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/graphql') return endWithError(socket, refusalFailure(new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use /graphql`)));
+    if (path !== GRAPHQL_PATH) return endWithError(socket, refusalFailure(new ApiError('NOT_FOUND', `No WebSocket is served at ${path}; use ${GRAPHQL_PATH}`)));
     const origin = request.headers.origin;
     if (origin !== undefined && !deps.allowedOrigins.includes(origin) && !sameOrigin(origin, request.headers.host)) {
       return endWithError(socket, refusalFailure(new ApiError('FORBIDDEN', `Origin ${origin} may not open a WebSocket here`)));

@@ -6,9 +6,9 @@ import { ApiError, type ErrorCode } from '../../errors';
 import type { Admitter } from '../../limits/admit';
 import type { Decision } from '../../limits/limiter';
 import { tooManySubscriptions } from '../../refusals';
-import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../nesting-limit';
-import { checkOperationLimits } from '../query-limits.plugin';
-import { conditionalRootField } from '../subscription-root';
+import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../../graphql/nesting-limit';
+import { checkOperationLimits } from '../../graphql/query-limits.plugin';
+import { conditionalRootField } from '../../graphql/subscription-root';
 import { eventShape, type Prepared, rootFieldOf } from './deliver';
 
 /** What a subscriber sends: the graphql-ws `subscribe` payload, or an SSE request's params. */

@@ -6,6 +6,7 @@ import type { Caller } from '../../auth/caller';
 import { clientAddress, type Identified } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import type { Config } from '../../config';
+import { STREAM_PATH } from '../../graphql/endpoints';
 import type { Scope } from '../../common/scope';
 import type { Services } from '../../context';
 import type { ErrorCode } from '../../errors';
@@ -19,13 +20,11 @@ import type { Logger } from '../../logger';
 import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
 import type { EventDelivery } from '../subscription/deliver';
 import { prepareSubscription } from '../subscription/prepare';
-import { traceOperation } from '../../telemetry';
-import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../websocket.server';
+import { traceOperation } from '../../telemetry/index';
+import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
 import { recheckKeys } from '../ws/recheck';
 import { streamParams } from './params';
 
-/** Where subscriptions are served over Server-Sent Events (docs/contract.md §9). */
-export const STREAM_PATH = '/graphql/stream';
 /** How long a stream ended on shutdown has to take its last bytes before it is cut. */
 const STREAM_CLOSE_GRACE_MS = 1_000;
 /**
