@@ -8,17 +8,12 @@ import { withClientQuery } from '../helpers/statements';
 
 /**
  * Every filter shape the schema offers, on a catalogue of 100,000 pets: the plan PostgreSQL runs
- * for each of its statements (EXPLAIN ANALYZE), whether an index serves it or it scans, and its
- * database time per unit of cost beside the README's list view's.
+ * for each of its statements (EXPLAIN ANALYZE), and whether an index serves it or it scans.
  */
 withPostgres('filter plans at 100,000 pets', () => {
   const PETS = 100_000;
   /** A table read past this share of its rows is scanned, whatever the node is called. */
   const SCANNED_SHARE = 0.5;
-  /** The costliest admitted search's server time per unit of cost, against the list view's. */
-  const WITHIN = 3;
-  /** Runs of each document: the median time counts. */
-  const RUNS = 7;
 
   const LIST_VIEW_LABEL = 'README list view of 100';
   const LIST_VIEW =
@@ -77,47 +72,9 @@ withPostgres('filter plans at 100,000 pets', () => {
   it('shows which filter shapes an index serves and which scan: a substring filter, and a count of every order', async () => {
     const rows: Row[] = [];
     for (const shape of shapes()) rows.push(await measure(shape.label, shape.document, shape.filter));
-    console.log(table(rows));
+    // The plans' table, for a reader sizing the cost model: PLANS_TABLE=1.
+    if (process.env.PLANS_TABLE) console.log(table(rows));
     expect(Object.fromEntries(rows.map((row) => [row.label, row.scanned.length === 0]))).toEqual(Object.fromEntries(shapes().map((shape) => [shape.label, shape.indexed])));
-  });
-
-  it("prices a substring filter as the scan it may be: its costliest admitted document's time per unit of cost is within 3× of the list view's", async () => {
-    const timed: { label: string; aliases: number; cost: number; ms: number; msPerUnit: number }[] = [];
-    const listViewTimes: number[] = [];
-    for (const { label, document, filter } of shapes()) {
-      const once = await gql(t.url, document, filter === undefined ? undefined : { f: filter }, { key: t.adminKey });
-      const { requested, limit } = once.body.extensions.cost;
-      // The document repeated under aliases as often as the limit admits: the most a client may send of it.
-      const aliases = label === LIST_VIEW_LABEL ? 1 : Math.floor(limit / requested);
-      const aliased = aliasedDocument(document, aliases);
-      const times: number[] = [];
-      let cost = 0;
-      for (let run = 0; run < RUNS; run++) {
-        // The list view between runs too: on a busy machine both are timed under the same load.
-        const viewed = performance.now();
-        await gql(t.url, LIST_VIEW, undefined, { key: t.adminKey });
-        listViewTimes.push(performance.now() - viewed);
-        const started = performance.now();
-        const result = await gql(t.url, aliased, filter === undefined ? undefined : { f: filter }, { key: t.adminKey });
-        times.push(performance.now() - started);
-        expect(result.errors).toBeUndefined();
-        cost = result.body.extensions.cost.requested;
-      }
-      const ms = median(times);
-      timed.push({ label, aliases, cost, ms, msPerUnit: ms / cost });
-    }
-    const lines = ['| document | aliases | cost | ms | ms per unit |', '|---|---:|---:|---:|---:|'];
-    for (const row of timed) lines.push(`| ${row.label} | ${row.aliases} | ${row.cost} | ${row.ms.toFixed(1)} | ${row.msPerUnit.toFixed(4)} |`);
-    console.log(lines.join('\n'));
-    const listViewMs = median(listViewTimes);
-    const listView = { ...timed[0], ms: listViewMs, msPerUnit: listViewMs / timed[0].cost };
-    const searches = timed.filter((row) => row.label.includes('nameContains'));
-    const worst = searches.reduce((most, row) => (row.msPerUnit > most.msPerUnit ? row : most));
-    console.log(
-      `server time per unit of cost: list view ${listView.msPerUnit.toFixed(4)} ms, costliest admitted search ${worst.msPerUnit.toFixed(4)} ms ` +
-        `(${worst.aliases} × ${worst.label}), ${(worst.msPerUnit / listView.msPerUnit).toFixed(2)}×`,
-    );
-    expect(worst.msPerUnit).toBeLessThanOrEqual(WITHIN * listView.msPerUnit);
   });
 
   interface Row {
@@ -177,15 +134,6 @@ withPostgres('filter plans at 100,000 pets', () => {
     return { pets: counted[0].pets, orders: counted[0].orders, inventory_items: counted[0].inventory };
   }
 });
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-/** `document`'s one root field `n` times over, under the aliases a0, a1, … */
-function aliasedDocument(document: string, n: number): string {
-  const open = document.indexOf('{');
-  const root = document.slice(open + 1, document.lastIndexOf('}')).trim();
-  return `${document.slice(0, open)}{ ${Array.from({ length: n }, (_, i) => `a${i}: ${root}`).join(' ')} }`;
-}
 
 interface PlanNode {
   'Node Type': string;
