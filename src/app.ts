@@ -79,6 +79,8 @@ export interface App {
   metrics: Metrics;
   /** Each identity's database time on this instance (docs/contract.md §5). */
   databaseTime: DatabaseTime;
+  /** The instances sharing Redis as this one last saw them: from memory it admits a quota ÷ this. */
+  instances(): number;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
   websockets: WebSocketGateway;
   /** Subscriptions over Server-Sent Events at /graphql/stream: ended on shutdown once HTTP requests drain. */
@@ -155,6 +157,7 @@ export async function createApp(
     services,
     metrics,
     databaseTime,
+    instances: () => limits.instances(),
     websockets,
     streams,
     async stop() {

@@ -19,6 +19,7 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE } from '../common/bounds';
+import { PAGE_FIELDS } from '../common/page-fields';
 import { COST } from '../common/query-cost';
 
 /** A document's operation with its coerced variables: what costing reads. */
@@ -169,9 +170,12 @@ class CostWalk {
     executed: boolean,
   ): Cost {
     const args = getArgumentValues(field, node, this.costed.variables);
-    const counts = this.fieldsOf(type, sets).some(({ nodes }) => COUNT_FIELDS.has(nodes[0].name.value));
+    const selected = this.fieldsOf(type, sets).map(({ nodes }) => nodes[0].name.value);
+    const counts = selected.some((name) => COUNT_FIELDS.has(name));
+    // A count alone runs no page statement: its filter is read once, not twice.
+    const pages = !counts || selected.some((name) => PAGE_FIELDS.has(name));
     const filter = args.filter as { nameContains?: string | null } | null | undefined;
-    const substring = filter?.nameContains ? COST.SUBSTRING * (counts ? 2 : 1) : 0;
+    const substring = filter?.nameContains ? substringCost(filter.nameContains) * ((counts ? 1 : 0) + (pages ? 1 : 0)) : 0;
     const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
     const own = { response: COST.CONNECTION, statements: (counts ? COST.COUNT : 0) + substring };
     if (executed && (value === null || value === undefined)) return own;
@@ -219,6 +223,10 @@ class CostWalk {
     return named !== undefined && named !== null && !isObjectType(named);
   }
 }
+
+/** pg_trgm's trigrams come from words: a text with no 3 letters or digits in a row has none to search by. */
+const TRIGRAM = /[\p{L}\p{N}]{3}/u;
+const substringCost = (text: string) => (TRIGRAM.test(text) ? COST.SUBSTRING : COST.UNINDEXED_SUBSTRING);
 
 /** A connection's fields that run its count (once, whichever are selected). */
 const COUNT_FIELDS = new Set(['totalCount', 'totalCountPrecision']);

@@ -1,6 +1,7 @@
 import type { RedisTopology } from '../config';
 import type { Logger } from '../logger';
 import { FieldLimitStore } from './field-limit.store';
+import { InstanceCensus } from './instance-census';
 import type { LimiterStore, StoreStatus } from './limiter-store';
 import { MemoryLimiterStore } from './memory.store';
 import { createRedisClient, type RedisConnection, readyWithin } from './redis-client';
@@ -13,6 +14,8 @@ export interface LimiterStores {
   /** graphql-rate-limit's store for field limits, on the same Redis connection. */
   fieldStore: FieldLimitStore;
   backend: 'memory' | 'redis';
+  /** The instances sharing Redis as last seen (a quota's share from memory is the quota ÷ this). */
+  instances(): number;
   /** The Redis connection and key prefix, for other state shared by instances (subscription slots). */
   redis?: { client: RedisConnection; prefix: string };
   close(): Promise<void>;
@@ -26,6 +29,8 @@ export interface LimiterStoreOptions {
   prefix?: string;
   /** How long start-up waits for Redis before serving degraded; it never fails start-up. */
   readyWithinMs?: number;
+  /** How often this instance tells the others through Redis that it is alive. */
+  heartbeatEveryMs?: number;
 }
 
 /**
@@ -37,20 +42,25 @@ export async function createLimiterStore(options: LimiterStoreOptions): Promise<
   const prefix = options.prefix ?? 'petstore';
   if (!options.redis) {
     const store = new MemoryLimiterStore();
-    return { store, fieldStore: new FieldLimitStore(), backend: 'memory', close: async () => {} };
+    return { store, fieldStore: new FieldLimitStore(), backend: 'memory', instances: () => 1, close: async () => {} };
   }
   const redis = createRedisClient(options.redis, options.logger);
   await readyWithin(redis, options.readyWithinMs ?? 1_000);
+  const census = new InstanceCensus(redis, prefix, { heartbeatEveryMs: options.heartbeatEveryMs });
+  census.start();
   const store = new ResilientLimiterStore(new RedisLimiterStore(redis, `${prefix}:rl`), new MemoryLimiterStore(), redis, {
     logger: options.logger,
+    instances: () => census.instances(),
   });
   const fieldStore = new FieldLimitStore({ redis, prefix: `${prefix}:fl`, useRedis: () => store.status() === 'ok' });
   return {
     store,
     fieldStore,
     backend: 'redis',
+    instances: () => census.instances(),
     redis: { client: redis, prefix },
     async close() {
+      census.stop();
       store.close();
       // disconnect, not quit: quit would wait for an unreachable Redis.
       redis.disconnect();

@@ -10,6 +10,8 @@ export interface ResilientOptions {
   timeoutMs?: number;
   /** While degraded, how often Redis is pinged to notice that it answers again. */
   probeEveryMs?: number;
+  /** The instances sharing this Redis as last seen: from memory, each admits its share of a quota. */
+  instances?: () => number;
 }
 
 /**
@@ -24,6 +26,9 @@ export interface ResilientOptions {
  * Redis first, so that the admin's unban holds, then bans made during it, so that a client that
  * earned a ban stays banned on every instance until it ends. A call that timed out may still be
  * counted by Redis later: the request then counts twice, never zero times.
+ *
+ * From memory each instance admits its share of every window, the limit divided by the instances
+ * it last saw (rounded down), so that together they admit at most the quota, not a quota each.
  */
 export class ResilientLimiterStore implements LimiterStore {
   private state: StoreStatus;
@@ -34,6 +39,7 @@ export class ResilientLimiterStore implements LimiterStore {
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private readonly probeEveryMs: number;
+  private readonly instances: () => number;
   private readonly onReady = () => this.recover();
   private readonly onClose = () => this.degrade(new Error('connection closed'));
 
@@ -46,6 +52,7 @@ export class ResilientLimiterStore implements LimiterStore {
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs ?? 250;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
+    this.instances = options.instances ?? (() => 1);
     this.state = 'ok';
     redis.on('ready', this.onReady);
     redis.on('close', this.onClose);
@@ -59,7 +66,7 @@ export class ResilientLimiterStore implements LimiterStore {
 
   hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
     return this.run(
-      (store) => store.hit(identity, windows, now, ban),
+      (store) => store.hit(identity, this.shareOf(store, windows), now, ban),
       (outcome) => {
         if (outcome.kind === 'banned') this.pendingBans.set(identity, outcome.bannedUntil);
       },
@@ -68,7 +75,7 @@ export class ResilientLimiterStore implements LimiterStore {
 
 
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]> {
-    return this.run((store) => store.peek(identity, windows, now));
+    return this.run((store) => store.peek(identity, this.shareOf(store, windows), now));
   }
 
   bannedUntil(identity: string, now: number): Promise<number | null> {
@@ -115,6 +122,13 @@ export class ResilientLimiterStore implements LimiterStore {
     const result = await call(this.insurance);
     fromMemory?.(result);
     return result;
+  }
+
+  /** Redis's windows as configured; memory's, this instance's share of them. */
+  private shareOf(store: LimiterStore, windows: WindowSpec[]): WindowSpec[] {
+    const instances = this.instances();
+    if (store === this.primary || instances <= 1) return windows;
+    return windows.map((window) => ({ ...window, limit: Math.floor(window.limit / instances) }));
   }
 
   private degrade(error: unknown): void {

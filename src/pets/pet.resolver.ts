@@ -4,6 +4,7 @@ import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { type Page, pageRequest } from '../common/page';
+import { PAGE_FIELDS } from '../common/page-fields';
 import { PagingArgs } from '../common/paging.args';
 import { COST } from '../common/query-cost';
 import { selectedFields } from '../common/selection';
@@ -24,7 +25,6 @@ export const nodeSelection =
     new Set([...selectedFields(info, ['nodes', ...path]), ...selectedFields(info, ['edges', 'node', ...path])]);
 
 /** The fields of a connection that show its page. */
-const PAGE_FIELDS = new Set(['nodes', 'edges', 'pageInfo']);
 const NO_PAGE: Page<Pet> = { rows: [], hasNextPage: false };
 
 @Resolver(() => Pet)

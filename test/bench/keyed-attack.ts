@@ -2,8 +2,8 @@ import { type BenchServer, type LoadResult, runLoad } from './processes';
 
 /**
  * Issue 20's keyed attack, on two instances sharing PostgreSQL and Redis: a BUSINESS key keeps
- * KEYED_ATTACK_IN_FLIGHT (default 16, its bound) requests in flight on each instance, each 16
- * aliases of a 100-underscore name search (scenarios.ts `keyedAttacker`). An innocent anonymous
+ * KEYED_ATTACK_IN_FLIGHT (default 16, its bound) requests in flight on each instance, each a
+ * 100-underscore name search with its count (scenarios.ts `keyedAttacker`). An innocent anonymous
  * visitor reads one pet at a time on each instance, alone, then during the attack.
  */
 const IN_FLIGHT = Number(process.env.KEYED_ATTACK_IN_FLIGHT ?? 16);

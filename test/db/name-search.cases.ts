@@ -27,10 +27,14 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t.close());
 
+/** The page and the count asked apart: for a text with no trigram each costs a scan, and both do not fit one document. */
 const search = async (text: string) => {
-  const result = await gql(t.url, 'query($s: String) { pets(first: 5, filter: { nameContains: $s }) { nodes { name } totalCount } }', { s: text });
-  expect(result.status).toBe(200);
-  return result.data!.pets as { nodes: { name: string }[]; totalCount: number };
+  const [page, count] = await Promise.all([
+    gql(t.url, 'query($s: String) { pets(first: 5, filter: { nameContains: $s }) { nodes { name } } }', { s: text }),
+    gql(t.url, 'query($s: String) { pets(first: 5, filter: { nameContains: $s }) { totalCount } }', { s: text }),
+  ]);
+  expect([page.status, count.status]).toEqual([200, 200]);
+  return { nodes: page.data!.pets.nodes as { name: string }[], totalCount: count.data!.pets.totalCount as number };
 };
 
 describe('nameContains takes the text literally: LIKE wildcards and escapes match only themselves', () => {

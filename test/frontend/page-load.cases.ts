@@ -54,7 +54,7 @@ function mountCatalogue(client: ApolloClient) {
     ['PetList', { first: 20, withStock: true }],
     ['PetList', { first: 100, withStock: true }],
     ['PetList', { first: 10, filter: { status: 'AVAILABLE' } }],
-    ['PetList', { first: 10, filter: { nameContains: 'e' } }],
+    ['PetList', { first: 10, filter: { nameContains: 'ilo' } }],
     ['CategoryList', { first: 20 }],
     ['PetDetail', { id: rex, withKin: true }],
     ['PetDetail', { id: milo }],

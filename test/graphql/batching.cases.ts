@@ -48,13 +48,13 @@ it('batches each category’s pets page into one statement', async () => {
 
 describe('counts', () => {
   it('runs no page statement for a count alone, and one count for aliases counting the same filter', async () => {
-    const query = `query($s: String) { ${Array.from({ length: 16 }, (_, i) => `a${i}: pets(first: 1, filter: { nameContains: $s }) { totalCount }`).join(' ')} }`;
+    const query = `query($s: String) { ${Array.from({ length: 2 }, (_, i) => `a${i}: pets(first: 1, filter: { nameContains: $s }) { totalCount }`).join(' ')} }`;
     let result: GraphQLResult | undefined;
     const statements = await countStatements(async () => {
       result = await gql(t.url, query, { s: 'Pet 1' });
     });
     expect(result?.errors).toBeUndefined();
-    expect(Object.values(result?.data ?? {}).map((pets: any) => pets.totalCount)).toEqual(Array(16).fill(11)); // Pet 1, Pet 10 … Pet 19
+    expect(Object.values(result?.data ?? {}).map((pets: any) => pets.totalCount)).toEqual(Array(2).fill(11)); // Pet 1, Pet 10 … Pet 19
     expect(statements).toHaveLength(1);
   });
 

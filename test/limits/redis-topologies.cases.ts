@@ -76,14 +76,15 @@ withOwnRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
 
     // The master holding this key's windows (its hash tag decides the slot).
     const master = await cluster.masterOf(`{key:${id}}`);
+    await waitFor(() => apps.every((app) => app.app.instances() === 2), 10_000, 'each instance to see the other');
     await master.kill();
     const killed = Date.now();
     const during = tally(await burst(apps.map((app) => app.url), key, 150));
     console.log(`cluster, master killed: 150 concurrent over two instances: ${during.accepted} accepted, ${during.refused} refused, ${during.other} other`);
-    // No request fails; each instance limits from its own memory, so more than one quota passes.
+    // No request fails; each instance limits from its own memory, admitting its share of the quota.
     expect(during.other).toBe(0);
-    expect(during.accepted).toBeGreaterThan(60);
-    expect(during.accepted).toBeLessThanOrEqual(120);
+    expect(during.accepted).toBeGreaterThan(0);
+    expect(during.accepted).toBeLessThanOrEqual(60);
     expect((await request(apps[0].url).get('/readyz')).status).toBe(200);
 
     // A replica takes the dead master's slots once the others notice (node timeout 1 s).

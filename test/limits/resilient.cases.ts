@@ -171,3 +171,40 @@ withOwnRedis('the limiter store when Redis hangs', () => {
     expect((await limiter.check('key:outage-ban', quota)).kind).toBe('banned');
   });
 });
+
+withOwnRedis('two instances limiting from memory while Redis is too slow to answer', () => {
+  const shared = { perMinute: 10, perDay: 100 };
+  let server: RedisServer;
+  let instances: LimiterStores[];
+
+  beforeAll(async () => {
+    server = await redisServer();
+    await server.start();
+    const deployment = `rl-test-${randomBytes(4).toString('hex')}`;
+    const open = () =>
+      createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: captureLog().logger, prefix: deployment, heartbeatEveryMs: 50 });
+    instances = [await open(), await open()];
+  });
+  afterAll(async () => {
+    server.resume();
+    await Promise.all(instances.map((stores) => stores.close()));
+    await server.kill();
+  });
+
+  it('admit at most the quota between them: each its share, the quota ÷ the instances it last saw', async () => {
+    await eventually(() => instances.every((stores) => stores.instances() === 2));
+    // Frozen, Redis holds every connection open and answers nothing within the deadline.
+    server.pause();
+    const limiters = instances.map((stores) => new RateLimiter(stores.store, BAN));
+    const admitted = [0, 0];
+    for (let round = 0; round < shared.perMinute; round++) {
+      for (const [i, limiter] of limiters.entries()) {
+        if ((await limiter.check('key:crowded', shared)).kind === 'allowed') admitted[i]++;
+      }
+    }
+    expect(instances.map((stores) => stores.store.status())).toEqual(['degraded', 'degraded']);
+    expect(instances.map((stores) => stores.instances())).toEqual([2, 2]);
+    console.log(`two instances in fallback, quota ${shared.perMinute} a minute, ${2 * shared.perMinute} requests: admitted ${admitted.join(' + ')}`);
+    expect(admitted).toEqual([shared.perMinute / 2, shared.perMinute / 2]);
+  });
+});

@@ -77,11 +77,13 @@ describe('pets', () => {
   });
 
   it('filters by status, category and a case-insensitive name substring', async () => {
-    const query = 'query($filter: PetFilter) { pets(filter: $filter) { nodes { name } totalCount } }';
+    // Asked apart: a text with no trigram costs a scan a statement, and its page and count do not fit one document.
+    const page = 'query($filter: PetFilter) { pets(filter: $filter) { nodes { name } } }';
+    const count = 'query($filter: PetFilter) { pets(filter: $filter) { totalCount } }';
     const names = async (filter: object) => {
-      const result = await gql(t.url, query, { filter });
-      expect(result.errors).toBeUndefined();
-      return result.data?.pets;
+      const [nodes, total] = await Promise.all([gql(t.url, page, { filter }), gql(t.url, count, { filter })]);
+      expect([nodes.errors, total.errors]).toEqual([undefined, undefined]);
+      return { nodes: nodes.data?.pets.nodes, totalCount: total.data?.pets.totalCount };
     };
     expect(await names({ status: 'PENDING' })).toEqual({ nodes: [{ name: 'Milo' }], totalCount: 1 });
     expect((await names({ categoryId: cats })).totalCount).toBe(2);

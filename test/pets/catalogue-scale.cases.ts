@@ -2,6 +2,7 @@ import { COUNT_BOUND } from '../../src/common/bounds';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { gql } from '../helpers/gql';
+import { CATALOGUE_ORDERS as ORDERS, loadCatalogue } from '../helpers/catalogue';
 import { withEmbedded, withPostgres } from '../helpers/services';
 
 /**
@@ -12,9 +13,6 @@ import { withEmbedded, withPostgres } from '../helpers/services';
 withPostgres('100,050 pets on PostgreSQL', () => countsAtScale(100_050));
 withEmbedded('10,500 pets embedded', () => countsAtScale(10_500));
 
-/** Orders loaded beside the pets: past the bound as well. */
-const ORDERS = 10_200;
-const CATEGORIES = 7;
 const BUYERS = 6;
 /** placeOrder takes 10 a minute from each key. */
 const ORDERS_PER_BUYER = 8;
@@ -98,32 +96,6 @@ function countsAtScale(pets: number): void {
     expect(after.answered.orders).toEqual([ORDERS + BUYERS * ORDERS_PER_BUYER - BURST.cancels, 'EXACT']);
     console.log(`${Object.keys(after.answered).length} counts equal to count(*) before and after ${writes.length} concurrent writes, at ${pets} pets`);
   });
-}
-
-/**
- * Categories, pets in uneven numbers by category and status (the last category has none), orders of the buyers (a third of
- * them complete), and a stock row for every pet whose status follows from its quantity and open
- * orders as the database derives it. Returns the categories' ids.
- */
-async function loadCatalogue(query: <T>(sql: string, values?: unknown[]) => Promise<T[]>, pets: number, buyerIds: string[]): Promise<string[]> {
-  const categories = (await query<{ id: string }>(`INSERT INTO categories (name) SELECT 'Kind ' || i FROM generate_series(1, ${CATEGORIES}) i RETURNING id`)).map((row) => row.id);
-  await query(
-    `INSERT INTO pets (name, category_id, status)
-     SELECT 'Pet ' || i, ($1::bigint[])[1 + (i % ${CATEGORIES - 1} + i % 4) % ${CATEGORIES - 1}], (ARRAY['available', 'available', 'pending', 'sold']::pet_status[])[1 + (i / 3) % 4]
-       FROM generate_series(1, ${pets}) i`,
-    [categories],
-  );
-  await query(
-    `INSERT INTO orders (pet_id, quantity, complete, api_key_id)
-     SELECT p.id, 1, p.id % 3 = 0, ($1::bigint[])[1 + p.id % ${buyerIds.length}] FROM pets p ORDER BY p.id LIMIT ${ORDERS}`,
-    [buyerIds],
-  );
-  await query(
-    `INSERT INTO inventory_items (pet_id, quantity, status)
-     SELECT p.id, p.id % 5, stock_status((p.id % 5)::int, EXISTS (SELECT 1 FROM orders o WHERE o.pet_id = p.id AND NOT o.complete)) FROM pets p`,
-  );
-  await query('ANALYZE');
-  return categories;
 }
 
 /** Every count the schema offers over the loaded catalogue, by label. */
