@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Page, PageRequest } from '../common/page';
 import { trimName } from '../common/validators';
-import { isDatabaseUnavailable } from '../sql/pg-errors';
+import { isDatabaseUnavailable, isUniqueViolation } from '../sql/pg-errors';
 import type { Statements } from '../sql/statements';
 import { keysetPage } from '../sql/rows';
 import { ApiError, notFound } from '../errors';
@@ -116,7 +116,9 @@ export class ApiKeyService {
   /**
    * Makes the database agree with ADMIN_API_KEY: one admin row holding its hash, or, when it is
    * unset, no valid row left from an earlier configuration. One statement each, so instances
-   * starting together cannot both insert.
+   * starting together cannot both insert. Its ON CONFLICT arbitrates on the environment's row only:
+   * an instance that inserted the same hash at the same moment makes the statement fail on the
+   * hash's own unique index, and once more finds the row and updates it.
    */
   async syncEnvironmentKey(rawKey: string | undefined): Promise<void> {
     this.cache.clear();
@@ -124,6 +126,15 @@ export class ApiKeyService {
       await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE from_environment AND revoked_at IS NULL');
       return;
     }
+    try {
+      await this.upsertEnvironmentKey(rawKey);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      await this.upsertEnvironmentKey(rawKey);
+    }
+  }
+
+  private async upsertEnvironmentKey(rawKey: string): Promise<void> {
     await this.db.query(
       `INSERT INTO api_keys (name, key_hash, plan, role, requests_per_minute, requests_per_day, from_environment)
        VALUES ('ADMIN_API_KEY', $1, $2, $3, $4, $5, true)

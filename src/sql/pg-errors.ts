@@ -10,6 +10,9 @@ export function sqlState(error: unknown): string | undefined {
 /** 23503: a referenced row is missing; 23001: ON DELETE RESTRICT kept a referenced row. */
 export const isForeignKeyViolation = (error: unknown) => ['23503', '23001'].includes(sqlState(error) ?? '');
 
+/** 23505: a unique index already holds the value. */
+export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
+
 /** Socket-level failures: PostgreSQL is down, unreachable, or the pool could not connect in time. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 const CONNECTION_MESSAGES =
