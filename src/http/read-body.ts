@@ -4,13 +4,18 @@ import { ApiError } from '../errors';
 
 const DECODERS: Record<string, typeof gunzipSync> = { gzip: gunzipSync, deflate: inflateSync, br: brotliDecompressSync };
 
+/**
+ * The connection is closed after a 413: whatever else the client sends is not read (Node
+ * destroys the socket once the answer is flushed), so an endless body costs nothing more.
+ */
 function tooLarge(limit: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`, { Connection: 'close' });
 }
 
 /**
  * The request body, at most `limit` bytes once decoded (413 past it, refused by Content-Length
- * before anything is read). A gzip, deflate or br body is decoded; any other encoding is 415.
+ * before anything is read, and the reading stopped). A gzip, deflate or br body is decoded; any
+ * other encoding is 415.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -26,6 +31,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onData = (chunk: Buffer) => {
       length += chunk.length;
       if (length <= limit) return void chunks.push(chunk);
+      req.pause();
       finish(tooLarge(limit));
     };
     const onEnd = () => {
@@ -41,11 +47,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onError = () => finish(new ApiError('BAD_REQUEST', 'The request body did not arrive whole'));
     const finish = (error: ApiError | undefined, body?: Buffer) => {
       req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onError);
-      if (error) {
-        // The rest is read and dropped, so that the answer can still be sent on this connection.
-        req.resume();
-        reject(error);
-      } else resolve(body as Buffer);
+      if (error) reject(error);
+      else resolve(body as Buffer);
     };
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError);
   });
