@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+import { dropWhere } from '../common/drop-where';
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
 import { refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
 
@@ -15,15 +17,26 @@ interface Entry {
 }
 
 const SWEEP_EVERY_MS = 60_000;
+/**
+ * Identities held at most (about 350 bytes each). Past it the one least recently seen is
+ * forgotten, windows, refusals and ban alike: a client still sending is seen at every request,
+ * so what goes is an idle one, which starts afresh if it returns.
+ */
+export const MAX_MEMORY_IDENTITIES = 100_000;
 
 /**
  * The limiter state of this process. Each call runs to completion without awaiting, so it is
  * atomic within the process. Expired entries are swept lazily, at most once a minute of the
- * callers' clock, so memory stays proportional to the identities seen in the last day.
+ * callers' clock, so memory stays proportional to the identities seen in the last day, and
+ * never past `maxIdentities` of them.
  */
 export class MemoryLimiterStore implements LimiterStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
   private lastSweep = -Infinity;
+
+  constructor(maxIdentities = MAX_MEMORY_IDENTITIES) {
+    this.entries = new LRUCache({ max: maxIdentities });
+  }
 
   /** Identities currently held (after the last sweep). */
   get size(): number {
@@ -106,8 +119,6 @@ export class MemoryLimiterStore implements LimiterStore {
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [identity, entry] of this.entries) {
-      if (entry.expiresAt <= now) this.entries.delete(identity);
-    }
+    dropWhere(this.entries, (entry) => entry.expiresAt <= now);
   }
 }
