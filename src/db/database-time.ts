@@ -5,7 +5,7 @@ import { dropWhere } from '../common/drop-where';
  * Buckets held at most. Past it the least recently charged is forgotten, as a full one would be:
  * an identity spending now is charged at every statement, so what goes is an idle one.
  */
-export const MAX_DATABASE_TIME_BUCKETS = 50_000;
+export const MAX_DATABASE_TIME_BUCKETS = 20_000;
 
 /**
  * Each identity's database time (docs/contract.md §5), on the model of GitHub's secondary limit of

@@ -9,7 +9,8 @@ interface Counter {
 }
 
 interface Entry {
-  windows: Map<string, Counter>;
+  /** By window name; a plain object, a fraction of a Map's size for the two windows. */
+  windows: Record<string, Counter | undefined>;
   refusals?: Counter;
   bannedUntil?: number;
   /** When everything in this entry has expired and it can be dropped. */
@@ -22,7 +23,7 @@ const SWEEP_EVERY_MS = 60_000;
  * forgotten, windows, refusals and ban alike: a client still sending is seen at every request,
  * so what goes is an idle one, which starts afresh if it returns.
  */
-export const MAX_MEMORY_IDENTITIES = 100_000;
+export const MAX_MEMORY_IDENTITIES = 50_000;
 
 /**
  * The limiter state of this process. Each call runs to completion without awaiting, so it is
@@ -50,7 +51,7 @@ export class MemoryLimiterStore implements LimiterStore {
 
   async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
     this.sweep(now);
-    const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
+    const entry = this.entries.get(identity) ?? { windows: {}, expiresAt: now };
     const windows = this.states(entry, specs, now);
     if (entry.bannedUntil !== undefined && entry.bannedUntil > now) {
       return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
@@ -59,9 +60,9 @@ export class MemoryLimiterStore implements LimiterStore {
     const refusing = refusingWindow(windows);
     if (refusing === undefined) {
       for (const state of windows) {
-        const counter = entry.windows.get(state.name);
+        const counter = entry.windows[state.name];
         const running = counter !== undefined && counter.resetAt > now;
-        entry.windows.set(state.name, { count: running ? counter.count + 1 : 1, resetAt: state.resetAt });
+        entry.windows[state.name] = { count: running ? counter.count + 1 : 1, resetAt: state.resetAt };
         state.remaining -= 1;
         entry.expiresAt = Math.max(entry.expiresAt, state.resetAt);
       }
@@ -103,7 +104,7 @@ export class MemoryLimiterStore implements LimiterStore {
 
   async ban(identity: string, untilMs: number, now: number): Promise<void> {
     if (untilMs <= now) return;
-    const entry = this.entries.get(identity) ?? { windows: new Map<string, Counter>(), expiresAt: now };
+    const entry = this.entries.get(identity) ?? { windows: {}, expiresAt: now };
     entry.bannedUntil = Math.max(entry.bannedUntil ?? 0, untilMs);
     entry.expiresAt = Math.max(entry.expiresAt, untilMs);
     this.entries.set(identity, entry);
@@ -111,7 +112,7 @@ export class MemoryLimiterStore implements LimiterStore {
 
   private states(entry: Entry, specs: WindowSpec[], now: number): WindowState[] {
     return specs.map((spec) => {
-      const counter = entry.windows.get(spec.name);
+      const counter = entry.windows[spec.name];
       return windowState(spec, counter?.count ?? 0, counter?.resetAt ?? null, now);
     });
   }
