@@ -22,6 +22,8 @@ import { waitFor } from '../helpers/wait';
 
 const SAMPLE_EVERY_MS = 10_000;
 const MAX_GROWTH = 0.05;
+/** One request in this many is followed by a burst from an address of its own. */
+const BURST_EVERY = 1_000;
 
 interface Sample {
   seconds: number;
@@ -188,11 +190,13 @@ export async function memorySoak(flag: (name: string) => string | undefined): Pr
 
     const next = addresses();
     let requests = 0;
+    let mixedSent = 0;
     let cycles = 0;
     const statuses = new Map<number, number>();
     const httpLoop = async (loop: number) => {
       for (let n = loop; !stopping; n += concurrency) {
-        if (n % 500 === loop) requests += await burst(port, next(), stop);
+        mixedSent += 1;
+        if (mixedSent % BURST_EVERY === 0) requests += await burst(port, next(), stop);
         const status = await mixed(port, n, next());
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         requests += 1;
