@@ -19,7 +19,7 @@ interface Entry {
 
 const SWEEP_EVERY_MS = 60_000;
 /**
- * Identities held at most (about 350 bytes each). Past it the one least recently seen is
+ * Identities held at most (about 260 bytes each). Past it the one least recently seen is
  * forgotten, windows, refusals and ban alike: a client still sending is seen at every request,
  * so what goes is an idle one, which starts afresh if it returns.
  */
