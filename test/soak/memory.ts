@@ -196,7 +196,10 @@ export async function memorySoak(flag: (name: string) => string | undefined): Pr
     const httpLoop = async (loop: number) => {
       for (let n = loop; !stopping; n += concurrency) {
         mixedSent += 1;
-        if (mixedSent % BURST_EVERY === 0) requests += await burst(port, next(), stop);
+        if (mixedSent % BURST_EVERY === 0) {
+          const sent = await burst(port, next(), stop);
+          requests += sent;
+        }
         const status = await mixed(port, n, next());
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         requests += 1;
