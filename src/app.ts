@@ -1,6 +1,4 @@
 import type { RequestListener } from 'node:http';
-import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
-import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
@@ -9,6 +7,7 @@ import type { Config } from './config';
 import { createServices, type Services } from './context';
 import type { DatabaseTime } from './db/database-time';
 import { RedisKeyValueCache } from './graphql/apq-cache';
+import { documentCache, persistedQueryCache } from './graphql/document-caches';
 import { PreparedDocuments } from './graphql/prepared-documents';
 import { STREAM_PATH } from './graphql/endpoints';
 import { createStreamGateway, type StreamGateway } from './pipeline/sse/stream.server';
@@ -108,10 +107,10 @@ export async function createApp(
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
-  const documents = trustedDocuments ? trustedDocuments.documentStore(new InMemoryLRUCache()) : new InMemoryLRUCache<DocumentNode>();
+  const documents = trustedDocuments ? trustedDocuments.documentStore(documentCache()) : documentCache();
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apollo = await startGraphQLServer(schema, config, logger, {
-    apqCache: limits.redis && new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger),
+    apqCache: limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache(),
     documentStore: prepared.store(),
   });
   const onChange = (payload: string) => hub.receive(payload);

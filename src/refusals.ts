@@ -124,10 +124,18 @@ export function malformedHeader(name: string, problem: string, value: string): A
   return new ApiError('BAD_REQUEST', `The ${name} header ${problem}: ${JSON.stringify(value.slice(0, 80))}`);
 }
 
+/**
+ * A body past the limit. The connection is closed after it: whatever else the client sends is not
+ * read (Node destroys the socket once the answer is flushed), so an endless body costs nothing more.
+ */
+export function payloadTooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`, { Connection: 'close' });
+}
+
 /** Refusals a library makes with an HTTP status alone, by that status: a client error with the code of its status. */
 export function clientErrorOfStatus(status: number, maxBodyBytes: number): ApiError {
+  if (status === 413) return payloadTooLarge(maxBodyBytes);
   const known: Partial<Record<number, [ErrorCode, string]>> = {
-    413: ['PAYLOAD_TOO_LARGE', `The request body exceeds ${maxBodyBytes} bytes`],
     415: ['UNSUPPORTED_MEDIA_TYPE', 'The request body has an unsupported encoding or charset'],
   };
   const [code, message] = known[status] ?? ['BAD_REQUEST', 'The request is malformed'];

@@ -1,3 +1,12 @@
+import { LRUCache } from 'lru-cache';
+import { dropWhere } from '../common/drop-where';
+
+/**
+ * Buckets held at most. Past it the least recently charged is forgotten, as a full one would be:
+ * an identity spending now is charged at every statement, so what goes is an idle one.
+ */
+export const MAX_DATABASE_TIME_BUCKETS = 20_000;
+
 /**
  * Each identity's database time (docs/contract.md §5), on the model of GitHub's secondary limit of
  * CPU time per minute: a bucket holding a minute's allowance of statement time, spent by the time
@@ -8,7 +17,7 @@
  * Kept in this instance's memory: N instances give an identity up to N allowances.
  */
 export class DatabaseTime {
-  private readonly buckets = new Map<string, { balanceMs: number; at: number }>();
+  private readonly buckets: LRUCache<string, { balanceMs: number; at: number }>;
   /** Full buckets are forgotten when the map grows past this, so idle identities cost nothing. */
   private sweepAt = 1_024;
 
@@ -16,7 +25,10 @@ export class DatabaseTime {
     /** Milliseconds on a monotonic clock. */
     private readonly now: () => number = () => performance.now(),
     private readonly windowMs = 60_000,
-  ) {}
+    maxBuckets = MAX_DATABASE_TIME_BUCKETS,
+  ) {
+    this.buckets = new LRUCache({ max: maxBuckets });
+  }
 
   /**
    * Milliseconds until `identity`, allowed `allowanceMs` a minute, may start a statement again:
@@ -48,9 +60,7 @@ export class DatabaseTime {
    */
   private sweep(): void {
     const now = this.now();
-    for (const [identity, bucket] of this.buckets) {
-      if (now - bucket.at >= this.windowMs * 2) this.buckets.delete(identity);
-    }
+    dropWhere(this.buckets, (bucket) => now - bucket.at >= this.windowMs * 2);
     this.sweepAt = Math.max(1_024, this.buckets.size * 2);
   }
 

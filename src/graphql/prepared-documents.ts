@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { InMemoryLRUCache, type KeyValueCache } from '@apollo/utils.keyvaluecache';
+import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, print, type SelectionNode, type SelectionSetNode, specifiedRules, type ValidationRule, validate, visit } from 'graphql';
 import { LRUCache } from 'lru-cache';
+import { documentCache, MAX_CACHED_DOCUMENT_CHARS, sourceLength } from './document-caches';
 import { withoutConditionalSubscriptionRoots } from './subscription-root';
 
-/** Documents validated here and handed to Apollo as sent; more than this are validated again. */
+/** Documents validated here and handed to Apollo as sent; more than this (or more text) are validated again. */
 const PREPARED_DOCUMENTS = 500;
 /** Documents known to need no preparation, by hash: more than this are looked at again. */
 const PLAIN_DOCUMENTS = 5_000;
@@ -30,7 +31,7 @@ export const MAX_RECURSIVE_SELECTIONS = 10_000_000;
  * rely on too (pinned in test/frontend/trusted-documents.cases.ts).
  */
 export class PreparedDocuments {
-  private readonly prepared = new LRUCache<string, DocumentNode>({ max: PREPARED_DOCUMENTS });
+  private readonly prepared = new LRUCache<string, DocumentNode>({ max: PREPARED_DOCUMENTS, maxSize: MAX_CACHED_DOCUMENT_CHARS, sizeCalculation: sourceLength });
   private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS });
   private readonly rules: readonly ValidationRule[];
 
@@ -39,7 +40,7 @@ export class PreparedDocuments {
     extraRules: readonly ValidationRule[],
     private readonly hideSuggestions: boolean,
     /** Every other document: Apollo's LRU, or the trusted documents in front of it (TrustedDocuments.documentStore). */
-    private readonly others: KeyValueCache<DocumentNode> = new InMemoryLRUCache(),
+    private readonly others: KeyValueCache<DocumentNode> = documentCache(),
   ) {
     this.rules = [...specifiedRules, ...extraRules];
   }

@@ -19,9 +19,9 @@ import { tracingPlugins } from '../telemetry';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
 
-/** Where persisted documents live; Apollo's in-memory defaults for what is not given. */
+/** Where persisted documents live (document-caches.ts bounds the in-memory ones); Apollo's in-memory defaults for what is not given. */
 export interface PersistedDocumentStores {
-  /** Automatic persisted queries: Redis, shared by instances (apq-cache.ts). */
+  /** Automatic persisted queries: Redis, shared by instances (apq-cache.ts), or this process's bounded cache. */
   apqCache?: KeyValueCache<string>;
   /** Parsed and validated documents: prepared and trusted ones pinned (PreparedDocuments.store). */
   documentStore?: KeyValueCache<DocumentNode>;

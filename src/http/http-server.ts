@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type RequestListener, STATUS_CODES, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { MAX_BODY_BYTES } from '../common/bounds';
 import { type Failure, failureBody, refusalFailure } from '../format-error';
 import { malformedRequest, methodNotAllowed } from '../refusals';
 
@@ -36,6 +37,12 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   // Without a listener Node answers 417 with an empty body.
   server.on('checkExpectation', app);
+  // Without a listener Node sends 100 Continue to every request that asks: a body declared past
+  // the limit is not invited, and the app answers it 413 (read-body.ts) without reading it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > MAX_BODY_BYTES)) res.writeContinue();
+    app(req, res);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || (error.code === 'ECONNRESET' && !socket.readable)) return socket.destroy();
     const message =

@@ -1,16 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError } from '../errors';
+import { payloadTooLarge } from '../refusals';
 
 const DECODERS: Record<string, typeof gunzipSync> = { gzip: gunzipSync, deflate: inflateSync, br: brotliDecompressSync };
 
-function tooLarge(limit: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
-}
-
 /**
  * The request body, at most `limit` bytes once decoded (413 past it, refused by Content-Length
- * before anything is read). A gzip, deflate or br body is decoded; any other encoding is 415.
+ * before anything is read, and the reading stopped). A gzip, deflate or br body is decoded; any
+ * other encoding is 415.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -19,14 +17,15 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     return Promise.reject(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding.slice(0, 20))} is not supported`));
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.reject(tooLarge(limit));
+  if (declared > limit) return Promise.reject(payloadTooLarge(limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
     const onData = (chunk: Buffer) => {
       length += chunk.length;
       if (length <= limit) return void chunks.push(chunk);
-      finish(tooLarge(limit));
+      req.pause();
+      finish(payloadTooLarge(limit));
     };
     const onEnd = () => {
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
@@ -35,17 +34,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         finish(undefined, decode(body, { maxOutputLength: limit }));
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        finish(code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge(limit) : new ApiError('BAD_REQUEST', `The request body is not valid ${encoding}`));
+        finish(code === 'ERR_BUFFER_TOO_LARGE' ? payloadTooLarge(limit) : new ApiError('BAD_REQUEST', `The request body is not valid ${encoding}`));
       }
     };
     const onError = () => finish(new ApiError('BAD_REQUEST', 'The request body did not arrive whole'));
     const finish = (error: ApiError | undefined, body?: Buffer) => {
       req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onError);
-      if (error) {
-        // The rest is read and dropped, so that the answer can still be sent on this connection.
-        req.resume();
-        reject(error);
-      } else resolve(body as Buffer);
+      if (error) reject(error);
+      else resolve(body as Buffer);
     };
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError);
   });

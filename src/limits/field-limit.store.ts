@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LRUCache } from 'lru-cache';
+import { dropWhere } from '../common/drop-where';
 import type { Identity, Store } from 'graphql-rate-limit';
 import type { RedisConnection } from './redis-client';
 
@@ -13,6 +15,11 @@ export interface FieldLimitStoreOptions {
 }
 
 const SWEEP_EVERY_MS = 60_000;
+/**
+ * (identity, field) lists held in memory at most; past it the least recently used is forgotten,
+ * and that caller's calls of that field start a fresh window.
+ */
+export const MAX_MEMORY_FIELD_LISTS = 20_000;
 /**
  * A lock outlives a holder that died holding it by this much at most. A read and a write take a
  * few milliseconds; a holder stalled for longer lets the next caller in, which may then admit
@@ -38,7 +45,7 @@ const DEFAULT_WINDOW_MS = 60_000;
  * already runs the calls one at a time.
  */
 export class FieldLimitStore implements Store {
-  private readonly memory = new Map<string, { timestamps: readonly number[]; expiresAt: number }>();
+  private readonly memory = new LRUCache<string, { timestamps: readonly number[]; expiresAt: number }>({ max: MAX_MEMORY_FIELD_LISTS });
   private lastSweep = -Infinity;
   private readonly prefix: string;
 
@@ -118,6 +125,6 @@ export class FieldLimitStore implements Store {
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [key, entry] of this.memory) if (entry.expiresAt <= now) this.memory.delete(key);
+    dropWhere(this.memory, (entry) => entry.expiresAt <= now);
   }
 }

@@ -15,6 +15,12 @@ export interface ResilientOptions {
 }
 
 /**
+ * Bans (and unbans) made in memory during an outage and kept for Redis's return, at most: past it
+ * the ones already over go first, then the oldest (it still holds on this instance).
+ */
+export const MAX_PENDING_DECISIONS = 10_000;
+
+/**
  * The Redis store with an in-memory insurance store (as rate-limiter-flexible's insurance
  * limiter): when Redis fails or is slow, requests are limited per instance from memory instead
  * of stalling or failing, and Redis is used again as soon as it answers.
@@ -68,7 +74,7 @@ export class ResilientLimiterStore implements LimiterStore {
     return this.run(
       (store) => store.hit(identity, this.shareOf(store, windows), now, ban),
       (outcome) => {
-        if (outcome.kind === 'banned') this.pendingBans.set(identity, outcome.bannedUntil);
+        if (outcome.kind === 'banned') this.keepBan(identity, outcome.bannedUntil);
       },
     );
   }
@@ -85,7 +91,7 @@ export class ResilientLimiterStore implements LimiterStore {
   ban(identity: string, untilMs: number, now: number): Promise<void> {
     return this.run(
       (store) => store.ban(identity, untilMs, now),
-      () => this.pendingBans.set(identity, untilMs),
+      () => this.keepBan(identity, untilMs),
     );
   }
 
@@ -100,7 +106,17 @@ export class ResilientLimiterStore implements LimiterStore {
         this.degrade(error);
       }
     }
+    if (this.pendingUnbans.size >= MAX_PENDING_DECISIONS) this.pendingUnbans.delete(this.pendingUnbans.values().next().value as string);
     this.pendingUnbans.add(identity);
+  }
+
+  private keepBan(identity: string, untilMs: number): void {
+    if (this.pendingBans.size >= MAX_PENDING_DECISIONS && !this.pendingBans.has(identity)) {
+      const now = Date.now();
+      for (const [banned, until] of this.pendingBans) if (until <= now) this.pendingBans.delete(banned);
+      if (this.pendingBans.size >= MAX_PENDING_DECISIONS) this.pendingBans.delete(this.pendingBans.keys().next().value as string);
+    }
+    this.pendingBans.set(identity, untilMs);
   }
 
   /** Stops listening and probing; the caller closes the Redis client. */

@@ -66,4 +66,15 @@ describe('DatabaseTime', () => {
     expect(time.size).toBeLessThanOrEqual(100);
     expect(time.waitMs('ip:0', MINUTE_OF_TEN_SECONDS)).toBe(0);
   });
+
+  it('holds at most its bound of buckets, forgetting the one least recently charged', () => {
+    const time = new DatabaseTime(manualClock().now, 60_000, 2);
+    time.spend('a', MINUTE_OF_TEN_SECONDS, 20_000);
+    time.spend('b', MINUTE_OF_TEN_SECONDS, 20_000);
+    time.spend('a', MINUTE_OF_TEN_SECONDS, 1);
+    time.spend('c', MINUTE_OF_TEN_SECONDS, 20_000);
+    expect(time.size).toBe(2);
+    expect(time.waitMs('a', MINUTE_OF_TEN_SECONDS)).toBeGreaterThan(0);
+    expect(time.waitMs('b', MINUTE_OF_TEN_SECONDS)).toBe(0);
+  });
 });

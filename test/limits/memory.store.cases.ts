@@ -25,6 +25,18 @@ describe('MemoryLimiterStore', () => {
     expect(store.size).toBe(1);
   });
 
+  it('holds at most its bound of identities, forgetting the one least recently seen', async () => {
+    const store = new MemoryLimiterStore(3);
+    for (const identity of ['ip:a', 'ip:b', 'ip:c']) await store.hit(identity, SPECS, T0, BAN);
+    // Refused, then banned: seen again, so kept.
+    await store.hit('ip:a', SPECS, T0, BAN);
+    await store.hit('ip:d', SPECS, T0, BAN);
+    expect(store.size).toBe(3);
+    expect(await store.bannedUntil('ip:a', T0)).toBe(T0 + BAN.durationMs);
+    expect((await store.peek('ip:b', SPECS, T0)).map((window) => window.remaining)).toEqual([1, 10]);
+    expect((await store.peek('ip:c', SPECS, T0)).map((window) => window.remaining)).toEqual([0, 9]);
+  });
+
   it('does not hold an entry for an identity it was only asked about', async () => {
     const store = new MemoryLimiterStore();
     await store.peek('ip:10.0.0.1', SPECS, T0);

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import request from 'supertest';
+import { MAX_BODY_BYTES } from '../../src/common/bounds';
 import { createHttpServer } from '../../src/http/http-server';
 import { startTestApp, type TestApp } from '../helpers/app';
 
@@ -62,6 +63,60 @@ describe('CONNECT', () => {
     expect(head).toMatch(/^HTTP\/1\.1 405 /);
     expect(head).toMatch(/^Allow: GET, HEAD, POST, OPTIONS$/im);
     expect(JSON.parse(body)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'CONNECT is not supported: this server is not a proxy', status: 405 });
+  });
+});
+
+/**
+ * Sends a chunked body of `chunk`s, each as soon as the last is taken, until the server closes the
+ * connection or `cap` bytes are sent (then the body ends); resolves with the answer and the bytes sent.
+ */
+function endlessBody(url: string, cap: number): Promise<{ head: string; body: string; sent: number }> {
+  const chunk = `4000\r\n${'x'.repeat(0x4000)}\r\n`;
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let text = '';
+    let sent = 0;
+    let closed = false;
+    socket.on('data', (data) => (text += data.toString('latin1')));
+    // A write into the closed connection fails with EPIPE or ECONNRESET: that is the close itself.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      const split = text.indexOf('\r\n\r\n');
+      resolve({ head: text.slice(0, split), body: text.slice(split + 4), sent });
+    });
+    const pump = () => {
+      while (!closed && sent < cap) {
+        sent += chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+      if (!closed) socket.end('0\r\n\r\n');
+    };
+    socket.write('POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', pump);
+  });
+}
+
+describe('bodies past the limit', () => {
+  it('answers a chunked body 413 as soon as it passes the limit, and closes without reading the rest', async () => {
+    const cap = 50 * MAX_BODY_BYTES;
+    const { head, body, sent } = await endlessBody(t.url, cap);
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(head).toMatch(/^Connection: close$/im);
+    expect(JSON.parse(body).errors[0].extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+    // What the kernel buffers on both sides, not the whole body.
+    expect(sent).toBeLessThan(cap);
+  });
+
+  it('answers Expect: 100-continue with a Content-Length past the limit 413, not 100 Continue', async () => {
+    const { head, body } = await exchange(
+      t.url,
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${2 * MAX_BODY_BYTES}\r\n\r\n`,
+      0,
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(head).toMatch(/^Connection: close$/im);
+    expect(head).toMatch(/^X-RateLimit-Remaining: \d+$/im);
+    expect(JSON.parse(body).errors[0].extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
   });
 });
 

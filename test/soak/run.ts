@@ -13,6 +13,7 @@ import { freePort, redisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 import { documented, Recorder, runLoad } from './clients';
 import { loadBalancer } from './load-balancer';
+import { memorySoak } from './memory';
 
 /**
  * npm run soak: three gateway instances behind a load balancer, on one PostgreSQL and one Redis,
@@ -30,6 +31,8 @@ import { loadBalancer } from './load-balancer';
  *   SOAK_PGBOUNCER=1      the instances reach it through a PgBouncer of the soak's own in
  *                         transaction mode (DATABASE_POOL_MODE=transaction), with fewer server
  *                         connections than the instances' pools hold; LISTEN and migrations direct
+ *
+ * --scenario memory runs the memory soak of memory.ts instead.
  */
 
 const INSTANCES = 3;
@@ -46,11 +49,15 @@ interface Fault {
   graceUntil?: number;
 }
 
+/** `--name=value` or `--name value`. */
 function flag(name: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  if (at >= 0) return process.argv[at + 1];
   return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 }
 
 async function main(): Promise<void> {
+  if (flag('scenario') === 'memory') process.exit((await memorySoak(flag)) ? 0 : 1);
   const duration = Number(flag('duration') ?? 300) * 1000;
   const faults = (flag('faults') ?? 'redis,postgres,instance').split(',');
   const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
