@@ -85,3 +85,47 @@ export function serializeError(error: unknown): unknown {
 export function withSafeErrors(logger: Logger): Logger {
   return logger.child({}, { serializers: { err: serializeError } });
 }
+
+/** How long a flood of one refusal is summed up for. */
+export const FLOOD_INTERVAL_MS = 10_000;
+/** Keys told apart in one interval; past these, lines are summed up under one key. */
+const MAX_FLOOD_KEYS = 10_000;
+
+/**
+ * Warn lines that collapse floods: of the lines of one key (an identity and a reason) in an
+ * interval, the first is written and the rest counted; when the interval ends, one line says how
+ * many more there were. A crowd refused thousands of times a second writes a line per key and
+ * interval, not one per refusal.
+ */
+export class FloodLog {
+  private readonly seen = new Map<string, { fields: object; message: string; more: number }>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly intervalMs = FLOOD_INTERVAL_MS,
+  ) {}
+
+  warn(key: string, fields: object, message: string): void {
+    const bounded = this.seen.size < MAX_FLOOD_KEYS || this.seen.has(key) ? key : '*';
+    const earlier = this.seen.get(bounded);
+    if (earlier) {
+      earlier.more += 1;
+      return;
+    }
+    this.seen.set(bounded, { fields, message, more: 0 });
+    this.logger.warn(fields, message);
+    this.timer ??= setTimeout(() => this.flush(), this.intervalMs).unref();
+  }
+
+  /** Ends the interval: a summary line for each key with lines held back. */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const seconds = this.intervalMs / 1000;
+    for (const { fields, message, more } of this.seen.values()) {
+      if (more > 0) this.logger.warn({ ...fields, more }, `${message}: ${more} more like this in the last ${seconds} s`);
+    }
+    this.seen.clear();
+  }
+}

@@ -189,7 +189,9 @@ export class StatementBudget implements Budget {
     time?.meter.spend(time.identity, time.allowanceMs, ms);
   }
 
+  /** The request's refusal: its statements waiting at once are all refused, but it is reported once. */
   private refuse(message: string, retryAfterSeconds: number): RequestRefusal {
+    if (this.refusal) return this.refusal;
     this.refusal = databaseBusy(message, retryAfterSeconds);
     this.allowance.onRefusal?.(this.refusal);
     return this.refusal;

@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import { requestServices as servicesWithin, type Services } from '../context';
 import { DatabaseTime } from '../db/database-time';
 import { IdentitySlots, StatementBudget } from '../db/statement-budget';
-import type { Logger } from '../logger';
+import { FloodLog, type Logger } from '../logger';
 
 /** One request's services, given who sent it; its statements belong to its scope. */
 export type RequestServices = (caller: Caller, identity: string, requestId: string, scope?: Scope) => Services;
@@ -22,14 +22,16 @@ export function requestServicesOver(
 ): { requestServices: RequestServices; databaseTime: DatabaseTime; statementSlots: IdentitySlots } {
   const statementSlots = new IdentitySlots();
   const databaseTime = new DatabaseTime();
+  const refusals = new FloodLog(logger);
   const requestServices: RequestServices = (caller, identity, requestId, scope) => {
     const size = statementsAtOnceOfCaller(caller);
     const budget = new StatementBudget({
       slots: () => statementSlots.of(identity, size),
       waitMs: config.databaseStatementTimeoutMs,
       time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
-      // A client's own backlog: a warning, not an error of the gateway's.
-      onRefusal: (refusal) => logger.warn({ requestId, reason: refusal.message }, 'request refused: over its database allowance'),
+      // A client's own backlog: a warning, not an error of the gateway's; its floods summed up per
+      // identity and reason (the figures of a message set aside).
+      onRefusal: (refusal) => refusals.warn(`${identity} ${refusal.message.replace(/\d+/g, '#')}`, { requestId, identity, reason: refusal.message }, 'request refused: over its database allowance'),
       scope,
     });
     return servicesWithin(services, budget);

@@ -112,6 +112,22 @@ describe('StatementBudget', () => {
     held();
   });
 
+  it('reports a request refused once, however many of its statements were waiting when it was', async () => {
+    const slots = new Slots(1);
+    const first = await slots.take();
+    const second = slots.take();
+    const refusals: RequestRefusal[] = [];
+    const budget = new StatementBudget({ slots: () => slots, waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) });
+    // Nineteen aliased fields: nineteen statements waiting at once for the client's one slot.
+    const waiting = Array.from({ length: 19 }, () => budget.acquire().catch((error: unknown) => error));
+    first();
+    const held = await second;
+    const refused = await Promise.all(waiting);
+    expect(refused.every((error) => error instanceof RequestRefusal)).toBe(true);
+    expect(refusals).toHaveLength(1);
+    held();
+  });
+
   it('says the database is unavailable when no statement ahead finished in a whole wait, as on a hung database', async () => {
     const slots = new Slots(1);
     const stuck = await slots.take();
