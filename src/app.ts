@@ -131,9 +131,10 @@ export async function createApp(
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => statementSlots.taken());
   const identify = keyIdentifier(services.apiKeys);
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter });
+  const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted });
   const { admission, delivery } = websockets;
-  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery });
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, trusted });
 
   return {
     listener: httpPipeline({
@@ -149,7 +150,7 @@ export async function createApp(
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),
       explorer: explorerRoutes(config.explorer),
-      graphql: graphqlOverHttp({ apollo, prepared, logger, trusted: { documents: trustedDocuments, only: config.trustedDocumentsOnly } }),
+      graphql: graphqlOverHttp({ apollo, prepared, logger, trusted }),
       rest: restRoutes(config),
       stream: { path: STREAM_PATH, serve: streams.serve },
     }),

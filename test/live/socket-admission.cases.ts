@@ -57,6 +57,18 @@ describe('per client address, sockets that have not sent connection_init', () =>
     expect(await pending[0].next()).toEqual({ type: 'connection_ack' });
     await open();
   });
+
+  it('are logged as a flood: one line per address and bound per interval, however many are refused', async () => {
+    const pending = await Promise.all(Array.from({ length: 16 }, () => open()));
+    const before = await refusals('pending_per_address');
+    const lines = () => log.messages('warn').filter((message) => message === 'WebSocket refused').length;
+    const linesBefore = lines();
+    for (let i = 0; i < 20; i++) expect((await refusedUpgrade(wsUrl(t))).status).toBe(429);
+    expect(await refusals('pending_per_address')).toBe(before + 20);
+    // At most the first of a new interval; the rest are summed up when it ends.
+    expect(lines() - linesBefore).toBeLessThanOrEqual(1);
+    expect(pending).toHaveLength(16);
+  });
 });
 
 describe('per identity, open sockets by plan', () => {

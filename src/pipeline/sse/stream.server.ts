@@ -16,10 +16,10 @@ import type { RequestState } from '../../http/request-log';
 import { writeRateLimitHeaders } from '../../http/respond';
 import type { Admitter } from '../../limits/admit';
 import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
-import type { Logger } from '../../logger';
+import { FloodLog, type Logger } from '../../logger';
 import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
 import type { EventDelivery } from '../subscription/deliver';
-import { prepareSubscription } from '../subscription/prepare';
+import { type SubscriptionSteps, prepareSubscription } from '../subscription/prepare';
 import { traceOperation } from '../../telemetry/index';
 import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
 import { recheckKeys } from '../ws/recheck';
@@ -46,6 +46,8 @@ export interface StreamDeps {
   admission: SocketAdmission;
   /** The WebSockets' delivery: subscribers of one shape share each event's result, whatever their transport. */
   delivery: EventDelivery;
+  /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
+  trusted?: SubscriptionSteps['trusted'];
 }
 
 export interface StreamGateway {
@@ -86,7 +88,7 @@ interface StreamContext {
  */
 export function createStreamGateway(deps: StreamDeps): StreamGateway {
   const { schema, services, config, logger, metrics, admitter, admission, delivery } = deps;
-  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost };
+  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, trusted: deps.trusted };
   const streams = new Map<OpenStream, OpenStream>();
   metrics.watchStreams(() => streams.size);
 
@@ -110,9 +112,11 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     res.destroy();
   };
 
+  /** Refusals of one client and bound: a line, then a count per interval. */
+  const refusals = new FloodLog(logger);
   const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
     metrics.observeSocketRefusal(reason);
-    logger.warn({ reason, ...who }, 'SSE stream refused');
+    refusals.warn(`${who.identity ?? who.address} ${reason}`, { reason, ...who }, 'SSE stream refused');
   };
 
   /** The caller, once its stream is admitted: identified, counted when unverified, not banned, within its bound. */

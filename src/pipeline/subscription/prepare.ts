@@ -7,7 +7,10 @@ import type { Admitter } from '../../limits/admit';
 import type { Decision } from '../../limits/limiter';
 import { tooManySubscriptions } from '../../refusals';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../../graphql/nesting-limit';
+import { decideDocument, restrictedToTrusted } from '../../graphql/persisted-documents';
 import { checkOperationLimits } from '../../graphql/query-limits.plugin';
+import type { TrustedDocuments } from '../../graphql/trusted-documents';
+import type { TrustedDocumentsOnly } from '../../config';
 import { conditionalRootField } from '../../graphql/subscription-root';
 import { eventShape, type Prepared, rootFieldOf } from './deliver';
 
@@ -35,6 +38,8 @@ export interface SubscriptionSteps {
   services: Services;
   admitter: Admitter<Caller>;
   maxQueryCost: number;
+  /** The document policy of HTTP requests (TRUSTED_DOCUMENTS_ONLY), held over subscriptions too. */
+  trusted?: { documents?: TrustedDocuments; only: TrustedDocumentsOnly };
 }
 
 export function refusal(code: ErrorCode, message: string): ApiError[] {
@@ -43,7 +48,8 @@ export function refusal(code: ErrorCode, message: string): ApiError[] {
 
 /**
  * Everything a subscription must pass before it starts, over any transport (docs/contract.md §9):
- * parsed, validated and held to the depth and cost limits as an HTTP request is; one of the
+ * a caller restricted to trusted documents sending one the manifest lacks refused first (403
+ * PERSISTED_DOCUMENT_REQUIRED, as over HTTP); parsed, validated and held to the depth and cost limits as an HTTP request is; one of the
  * caller's slots taken (the slot first: a refused subscribe consumes nothing of the windows); then
  * counted once in the caller's windows. Refusals come back as errors; the args and the prepared
  * stream when it may start.
@@ -54,6 +60,14 @@ export async function prepareSubscription(
   request: SubscriptionRequest,
 ): Promise<{ args: ExecutionArgs; prepared: Prepared } | ApiError[]> {
   const { schema, services } = steps;
+  if (steps.trusted && restrictedToTrusted(steps.trusted.only, subscriber.caller)) {
+    try {
+      decideDocument({ query: request.query }, steps.trusted.documents, true);
+    } catch (error) {
+      if (error instanceof ApiError) return [error];
+      throw error;
+    }
+  }
   if (nestsDeeperThan(request.query, MAX_NESTING)) return [tooDeeplyNested()];
   let document;
   try {

@@ -11,13 +11,13 @@ import type { Config } from '../../config';
 import type { Services } from '../../context';
 import { ApiError } from '../../errors';
 import { formatGraphQLError, formatResult } from '../../format-error';
-import type { Logger } from '../../logger';
+import { FloodLog, type Logger } from '../../logger';
 import type { Admitter } from '../../limits/admit';
 import { openFileLimit, socketCeiling } from '../../limits/open-file-limit';
 import { SocketAdmission, type SocketRefusal, type SocketTicket } from '../../limits/socket-admission';
 import { bannedCode } from '../../refusals';
 import { EventDelivery, type Prepared, rootFieldOf } from '../subscription/deliver';
-import { prepareSubscription, refusal } from '../subscription/prepare';
+import { type SubscriptionSteps, prepareSubscription, refusal } from '../subscription/prepare';
 import { recheckKeys } from './recheck';
 import { serveGraphQLWs } from './transport';
 import { CONNECTION_INIT_TIMEOUT_MS, serveUpgrades } from './upgrade';
@@ -40,8 +40,9 @@ export const SLOW_CLIENT_GRACE_MS = 5_000;
 /** Sockets of one client address that may be waiting for their `connection_init` at once. */
 export const PENDING_SOCKETS_PER_ADDRESS = 16;
 /**
- * Close code of a socket over its identity's bound, known only at `connection_init` (docs/contract.md
- * §9); the reason is RATE_LIMITED. 4429 mirrors HTTP 429, as 4403 mirrors 403.
+ * Close code of a socket over its identity's bound, known only at `connection_init`, or whose
+ * invalid key finds its address over its quota (docs/contract.md §9); the reason is RATE_LIMITED.
+ * 4429 mirrors HTTP 429, as 4403 mirrors 403.
  */
 export const TOO_MANY_SOCKETS_CLOSE = 4429;
 const TRY_AGAIN_LATER = 1013;
@@ -66,6 +67,8 @@ export interface WebSocketDeps {
   /** The same steps as HTTP requests: who the keys name, and the windows and bans. */
   identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
   admitter: Admitter<Caller>;
+  /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
+  trusted?: SubscriptionSteps['trusted'];
 }
 
 export interface WebSocketGateway {
@@ -109,19 +112,21 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const delivery = new EventDelivery();
   const admission = new SocketAdmission({ pendingPerAddress: PENDING_SOCKETS_PER_ADDRESS, perInstance: socketCeiling(config.maxSockets, openFileLimit()) });
   const tickets = new WeakMap<WebSocket, SocketTicket>();
-  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost };
+  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, trusted: deps.trusted };
   metrics.watchLive(() => ({ sockets: wss.clients.size, subscriptions: delivery.active }));
 
+  /** Refusals of one client and bound: a line, then a count per interval. */
+  const refusals = new FloodLog(logger);
   /** A socket turned away for a bound: counted and logged (who, never what it sent). */
   const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
     metrics.observeSocketRefusal(reason);
-    logger.warn({ reason, ...who }, 'WebSocket refused');
+    refusals.warn(`${who.identity ?? who.address} ${reason}`, { reason, ...who }, 'WebSocket refused');
   };
 
   /**
    * The socket's caller, or the §6 code it is refused with. Every key presented, in the payload or
    * the upgrade header, must be a string naming a valid key: one that is not never makes the
-   * socket anonymous. With both, the payload's key is the caller. A banned identity is refused.
+   * socket anonymous, and counts against the client address (4429 RATE_LIMITED, then a ban). With both, the payload's key is the caller. A banned identity is refused.
    */
   const identify = async (params: Record<string, unknown> | undefined, request: IncomingMessage, socket: WebSocket): Promise<SocketState | string> => {
     const presented: unknown[] = [];
@@ -130,7 +135,8 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     if (request.headers['x-api-key'] !== undefined) presented.push(request.headers['x-api-key']);
     try {
       const { caller, identity, unverified } = await deps.identify(clientAddress(request, config.trustProxy), presented);
-      if (unverified) throw unverified;
+      // An invalid key: counted against the address as an HTTP request is (a 429, then a ban), then refused.
+      if (unverified) throw (await admitter.count(caller, identity)).refusal ?? unverified;
       if ((await admitter.bannedUntil(identity)) !== null) return bannedCode(caller);
       return { id: randomUUID(), socket, caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
     } catch (error) {
@@ -152,7 +158,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         // Closed while its key was checked: its places are given back already, and no state is kept.
         if (socket.readyState !== socket.OPEN) return false;
         if (typeof state === 'string') {
-          socket.close(state === 'SERVICE_UNAVAILABLE' ? 1011 : FORBIDDEN_CLOSE, state);
+          socket.close(closeCodeOf(state), state);
           return false;
         }
         if (ticket && !ticket.claim(state.identity, socketsOfCaller(state.caller))) {
@@ -256,6 +262,12 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** The close code of a socket refused at `connection_init` with the §6 `code`. */
+function closeCodeOf(code: string): number {
+  if (code === 'SERVICE_UNAVAILABLE') return 1011;
+  return code === 'RATE_LIMITED' ? TOO_MANY_SOCKETS_CLOSE : FORBIDDEN_CLOSE;
 }
 
 /**
