@@ -9,7 +9,7 @@ import type { Registration } from './persisted-documents';
 /** The largest document stored as an automatic persisted query, in bytes of text; a larger one still runs as a plain query. */
 export const MAX_PERSISTED_QUERY_BYTES = 20 * 1024;
 
-/** The response header naming why a registration was not stored (docs/contract.md §8). */
+/** The response header naming why a registration was not stored (docs/contract.md §5). */
 export const NOT_STORED_HEADER = 'Persisted-Query-Not-Stored';
 
 /** Why a document sent with its hash ran without being stored. */
@@ -22,7 +22,7 @@ const APQ_KEY_PREFIX = 'apq:';
 const NEVER_BAN: BanPolicy = { threshold: Number.MAX_SAFE_INTEGER, durationMs: 0 };
 
 /**
- * Bounds what clients store as automatic persisted queries (docs/contract.md §8): a document of at
+ * Bounds what clients store as automatic persisted queries (docs/contract.md §5): a document of at
  * most MAX_PERSISTED_QUERY_BYTES, and a number per identity per day by plan, counted in the
  * limiter's store so that every instance sharing Redis shares the count. Past either bound the
  * document runs all the same, without its hash, so Apollo does not store it: a client whose
