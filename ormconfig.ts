@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import { DATABASE_DEFAULTS } from './src/config';
 import { describeConnectFailure } from './src/db/connect-failure';
 import { createDataSource } from './src/db/data-source';
+import { MigrationCliLogger } from './src/db/migration-cli-logger';
 
 const variable = process.env.DATABASE_DIRECT_URL ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
 const url = process.env[variable];
@@ -32,7 +33,7 @@ async function reachableDataSource(url: string) {
   } finally {
     await client.end().catch(() => undefined);
   }
-  return createDataSource({ url, poolSize: 2 });
+  return createDataSource({ url, poolSize: 2 }).setOptions({ logger: new MigrationCliLogger() });
 }
 
 // The TypeORM CLI awaits an exported promise of a DataSource.

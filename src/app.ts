@@ -7,6 +7,7 @@ import type { Config } from './config';
 import { createServices, type Services } from './context';
 import type { DatabaseTime } from './db/database-time';
 import { RedisKeyValueCache } from './graphql/apq-cache';
+import { NOT_STORED_HEADER, PersistedQueryRegistrations } from './graphql/apq-registrations';
 import { documentCache, persistedQueryCache } from './graphql/document-caches';
 import { PreparedDocuments } from './graphql/prepared-documents';
 import { STREAM_PATH } from './graphql/endpoints';
@@ -46,6 +47,7 @@ const EXPOSED_HEADERS = [
   'Link',
   'X-Total-Count',
   'X-Request-Id',
+  NOT_STORED_HEADER,
 ];
 const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'];
 
@@ -109,10 +111,9 @@ export async function createApp(
   const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
   const documents = trustedDocuments ? trustedDocuments.documentStore(documentCache()) : documentCache();
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
-  const apollo = await startGraphQLServer(schema, config, logger, {
-    apqCache: limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache(),
-    documentStore: prepared.store(),
-  });
+  const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
+  const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
+  const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() });
   const onChange = (payload: string) => hub.receive(payload);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
@@ -150,7 +151,7 @@ export async function createApp(
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),
       explorer: explorerRoutes(config.explorer),
-      graphql: graphqlOverHttp({ apollo, prepared, logger, trusted }),
+      graphql: graphqlOverHttp({ apollo, prepared, registrations, logger, trusted }),
       rest: restRoutes(config),
       stream: { path: STREAM_PATH, serve: streams.serve },
     }),

@@ -168,12 +168,15 @@ function host(env: Env, name: EnvironmentVariable, fallback: string): string {
   return raw;
 }
 
+const TRUE_WORDS = ['true', 'yes', 'on', '1'];
+const FALSE_WORDS = ['false', 'no', 'off', '0'];
+
 function boolean(env: Env, name: EnvironmentVariable, fallback: boolean): boolean {
   const raw = present(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(name, 'true or false', raw);
+  if (TRUE_WORDS.includes(raw)) return true;
+  if (FALSE_WORDS.includes(raw)) return false;
+  throw new ConfigError(name, `${TRUE_WORDS.join('/')} or ${FALSE_WORDS.join('/')}`, raw);
 }
 
 function url(env: Env, name: EnvironmentVariable, protocols: string[]): string | undefined {
@@ -183,12 +186,17 @@ function url(env: Env, name: EnvironmentVariable, protocols: string[]): string |
   try {
     protocol = new URL(raw).protocol;
   } catch {
-    throw new ConfigError(name, `a ${protocols.join(' or ')}// URL`, raw);
+    throw new ConfigError(name, urlExpected(protocols), raw);
   }
   if (!protocols.includes(protocol)) {
-    throw new ConfigError(name, `a ${protocols.join(' or ')}// URL`, raw);
+    throw new ConfigError(name, urlExpected(protocols), raw);
   }
   return raw;
+}
+
+/** ['postgres:', 'postgresql:'] → "a postgres:// or postgresql:// URL". */
+function urlExpected(protocols: string[]): string {
+  return `a ${protocols.map((protocol) => `${protocol}//`).join(' or ')} URL`;
 }
 
 const NODES_EXPECTED = 'comma-separated host:port (or redis[s]://[user:password@]host:port) entries';

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, createApp, type TestSwitches } from './app';
-import { generateApiKey } from './auth/key-secret';
 import { type Config, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
+import { embeddedAdminKey } from './db/embedded-admin-key';
+import { IN_MEMORY } from './db/embedded';
 import { seedDemoCatalogue } from './db/seed';
 import { createHttpServer } from './http/http-server';
 import { shutDown } from './http/shutdown';
@@ -26,8 +27,10 @@ export interface Gateway {
   database: Database;
   /** The settings in force, admin key included. */
   config: Config;
-  /** The admin key made up for this run: embedded, and ADMIN_API_KEY unset. */
+  /** The admin key the gateway made up: embedded, and ADMIN_API_KEY unset. */
   generatedAdminKey?: string;
+  /** Where that key is kept for the next start: the data directory (none when in memory). */
+  adminKeyFile?: string;
   logger: Logger;
   /** Graceful: in-flight requests finish (within the grace period), then the app and database close. */
   close(): Promise<void>;
@@ -48,8 +51,9 @@ export async function startGateway(
   const closeDatabase = () => (given ? Promise.resolve() : database.close());
   let app: App | undefined;
   try {
-    // Embedded mode must be usable at once, so it always has an admin key.
-    const generatedAdminKey = loaded.adminApiKey === undefined && database.embedded ? generateApiKey() : undefined;
+    // Embedded mode must be usable at once, so it always has an admin key, the same on each start.
+    const made = loaded.adminApiKey === undefined && database.embedded ? embeddedAdminKey(given ? IN_MEMORY : loaded.pgliteDataDir) : undefined;
+    const generatedAdminKey = made?.key;
     const config = { ...loaded, adminApiKey: loaded.adminApiKey ?? generatedAdminKey };
     app = await createApp({ config, dataSource: database.dataSource, logger, embeddedDatabase: database.embedded }, switches);
     await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
@@ -70,6 +74,7 @@ export async function startGateway(
       database,
       config,
       generatedAdminKey,
+      adminKeyFile: made?.file,
       logger,
       close: () => shutDown({ server, sockets: liveConnections(started), stopApp: () => started.stop(), closeDatabase, logger }),
     };

@@ -4,18 +4,20 @@ import 'reflect-metadata';
 import { ConfigError } from './config';
 import { DatabaseConnectError } from './db/connect-failure';
 import { startGateway } from './gateway';
+import { TrustedDocumentError } from './graphql/trusted-documents';
 import { flushLog } from './logger';
 import { stopTracing } from './telemetry';
 
 /** The process: start the gateway, say where it is, stop it gracefully on a signal. */
 async function main(): Promise<void> {
   const gateway = await startGateway();
-  const { logger, generatedAdminKey } = gateway;
+  const { logger, generatedAdminKey, adminKeyFile } = gateway;
   const url = `${gateway.url}/graphql`;
   logger.info({ url, database: gateway.database.embedded ? 'embedded PGlite' : 'PostgreSQL' }, 'gateway listening');
   console.log(`\nPet Store gateway: ${url}`);
   if (generatedAdminKey) {
-    console.log(`Admin API key (generated for this run; set ADMIN_API_KEY to choose one): ${generatedAdminKey}\n`);
+    const kept = adminKeyFile ? `kept in ${adminKeyFile} for the next start` : 'made for this run: the database is in memory';
+    console.log(`Admin API key (${kept}; set ADMIN_API_KEY to choose one): ${generatedAdminKey}\n`);
   }
 
   let stopping = false;
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
 
 /** What an operator can fix is said in one line; anything else is a bug, shown with its stack. */
 function startFailure(error: unknown): unknown {
-  if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
+  if (error instanceof ConfigError || error instanceof TrustedDocumentError) return `Configuration error: ${error.message}`;
   if (error instanceof DatabaseConnectError) return error.message;
   return error;
 }

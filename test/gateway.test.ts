@@ -1,10 +1,13 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { generateApiKey } from '../src/auth/key-secret';
 import { IN_MEMORY } from '../src/db/embedded';
 import { startGateway } from '../src/gateway';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { createTestDatabase, migratedDataDir, type TestDatabase } from './helpers/database';
 import { gql } from './helpers/gql';
 
 const silent = pino({ level: 'silent' });
@@ -28,6 +31,28 @@ describe('startGateway', () => {
     }
     expect(gateway.server.listening).toBe(false);
     expect(gateway.database.dataSource.isInitialized).toBe(false);
+  });
+
+  it('keeps its admin key in the data directory: a restart on it makes the same key, and that key still works', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'gateway-key-'));
+    const dataDir = (await migratedDataDir(join(parent, 'data'))) ?? join(parent, 'data');
+    try {
+      const env = { ...EMBEDDED, PGLITE_DATA_DIR: dataDir };
+      const first = await startGateway({ env, logger: silent });
+      await first.close();
+      expect(first.adminKeyFile).toBe(join(dataDir, 'admin-api-key'));
+      expect(statSync(first.adminKeyFile!).mode & 0o777).toBe(0o600);
+      const second = await startGateway({ env, logger: silent });
+      try {
+        expect(second.generatedAdminKey).toBe(first.generatedAdminKey);
+        const keys = await gql(second.url, '{ apiKeys { totalCount } }', undefined, { key: first.generatedAdminKey });
+        expect(keys.errors).toBeUndefined();
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });
 

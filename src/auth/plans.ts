@@ -2,6 +2,7 @@ import { registerEnumType } from 'type-graphql';
 import type { QuotedCaller } from '../limits/identity';
 import type { Admission } from '../limits/in-flight';
 import type { Quota } from '../limits/quota';
+import { ApiKeyRole } from './role';
 
 export enum Plan {
   FREE = 'free',
@@ -26,12 +27,15 @@ export enum Plan {
  * - `subscriptions`: concurrent subscriptions across all instances.
  * - `sockets`: open WebSockets on an instance: a socket per tab and reconnects, twice the
  *   subscription cap, far below what takes an instance down.
+ * - `persistedQueriesPerDay`: automatic persisted queries the identity may register per day
+ *   (graphql/apq-registrations.ts): a front end ships tens of documents, and each registration
+ *   is kept 24 hours in Redis, at most 20 KB, so FREE holds at most 10 MB there a day.
  */
 export const PLAN_LIMITS = {
-  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10 },
-  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50 },
-  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200 },
-  [Plan.ENTERPRISE]: { quota: null, requestsInFlight: 128, statementsAtOnce: 8, databaseMsPerMinute: 120_000, subscriptions: 500, sockets: 1_000 },
+  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10, persistedQueriesPerDay: 500 },
+  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50, persistedQueriesPerDay: 2_000 },
+  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200, persistedQueriesPerDay: 10_000 },
+  [Plan.ENTERPRISE]: { quota: null, requestsInFlight: 128, statementsAtOnce: 8, databaseMsPerMinute: 120_000, subscriptions: 500, sockets: 1_000, persistedQueriesPerDay: 50_000 },
 } as const satisfies Readonly<Record<Plan, PlanLimits>>;
 
 export interface PlanLimits {
@@ -41,6 +45,7 @@ export interface PlanLimits {
   databaseMsPerMinute: number;
   subscriptions: number;
   sockets: number;
+  persistedQueriesPerDay: number;
 }
 
 /** A plan's fixed quota, for the plans that have one. */
@@ -93,6 +98,15 @@ export const subscriptionCapOf = (caller: PlannedCaller): number => limitsOf(cal
 
 /** How many sockets of the caller may be open at once on an instance. */
 export const socketsOfCaller = (caller: PlannedCaller): number => limitsOf(caller).sockets;
+
+/** Anonymous clients register fewer persisted queries per address than a FREE key: an address is cheap to change. */
+export const ANONYMOUS_PERSISTED_QUERIES_PER_DAY = 100;
+
+/** Automatic persisted queries the caller may register per day; an admin key ENTERPRISE's. */
+export function persistedQueriesPerDayOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): number {
+  if (caller.kind === 'anonymous') return ANONYMOUS_PERSISTED_QUERIES_PER_DAY;
+  return PLAN_LIMITS[caller.key.role === ApiKeyRole.ADMIN ? Plan.ENTERPRISE : caller.key.plan].persistedQueriesPerDay;
+}
 
 /** The quota of the ADMIN_API_KEY (docs/contract.md §4). */
 export const ADMIN_KEY_QUOTA: Quota = { perMinute: 10_000, perDay: 1_000_000 };

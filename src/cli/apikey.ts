@@ -10,8 +10,39 @@ import { describeViolations } from '../format-error';
 import { Plan } from '../auth/plans';
 import { Statements } from '../sql/statements';
 
-const USAGE = `usage: npm run apikey -- create --name NAME --plan FREE|PRO|BUSINESS|ENTERPRISE
-         [--role client|admin] [--per-minute N --per-day N]   (custom figures: ENTERPRISE only)`;
+export const USAGE = `usage: npm run apikey -- create --name NAME --plan FREE|PRO|BUSINESS|ENTERPRISE
+         [--role client|admin] [--per-minute N --per-day N]   (custom figures: ENTERPRISE only)
+Issues an API key straight into the database at DATABASE_URL and prints it once.`;
+
+/** The mutation's field names, as this command's options. */
+const OPTION_OF_FIELD: Record<string, string> = { requestsPerMinute: '--per-minute', requestsPerDay: '--per-day' };
+
+function inOptionTerms(message: string): string {
+  return message.replace(/requestsPer(Minute|Day)/g, (field) => OPTION_OF_FIELD[field] ?? field);
+}
+
+export function wantsHelp(argv: string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}
+
+function parseOptions(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        role: { type: 'string', default: 'client' },
+        'per-minute': { type: 'string' },
+        'per-day': { type: 'string' },
+      },
+    });
+  } catch (error) {
+    // Node's own words (an unknown option, a missing value), then how the command is used.
+    throw new Error(`${(error as Error).message}\n${USAGE}`);
+  }
+}
 
 function oneOf<T extends string>(values: Record<string, T>, raw: string, option: string): T {
   const value = Object.values(values).find((candidate) => candidate === raw.toLowerCase());
@@ -27,17 +58,7 @@ function figure(raw: string | undefined, option: string): number | null {
 
 /** Parses `create --name … --plan …` into the same input the createApiKey mutation takes. */
 export async function parseCreateCommand(argv: string[]): Promise<NewApiKeyInput> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      plan: { type: 'string' },
-      role: { type: 'string', default: 'client' },
-      'per-minute': { type: 'string' },
-      'per-day': { type: 'string' },
-    },
-  });
+  const { values, positionals } = parseOptions(argv);
   if (positionals[0] !== 'create' || positionals.length !== 1 || !values.name || !values.plan) throw new Error(USAGE);
   const input = Object.assign(new NewApiKeyInput(), {
     name: values.name,
@@ -47,13 +68,21 @@ export async function parseCreateCommand(argv: string[]): Promise<NewApiKeyInput
     requestsPerDay: figure(values['per-day'], 'per-day'),
   });
   const violations = await validate(input, { skipMissingProperties: false, forbidUnknownValues: false });
-  if (violations.length) throw new Error(describeViolations(violations));
-  checkCustomQuota(input);
+  if (violations.length) throw new Error(inOptionTerms(describeViolations(violations)));
+  try {
+    checkCustomQuota(input);
+  } catch (error) {
+    throw new Error(inOptionTerms((error as Error).message));
+  }
   return input;
 }
 
 /** `npm run apikey -- create …`: issues a key straight into the database, for bootstrapping a deployment. */
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(USAGE);
+    return;
+  }
   const input = await parseCreateCommand(process.argv.slice(2));
   const config = loadConfig();
   if (!config.databaseUrl) {

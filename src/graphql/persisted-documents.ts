@@ -83,15 +83,45 @@ function postParams(body: Record<string, unknown>): DocumentParams {
 function replaceGetDocument(search: URLSearchParams, source: string): void {
   search.delete('documentId');
   search.set('query', source);
-  const extensions = withoutPersistedQuery(parseJson(search.get('extensions')));
-  if (extensions === undefined) search.delete('extensions');
-  else search.set('extensions', JSON.stringify(extensions));
+  dropGetHash(search);
 }
 
 function replacePostDocument(body: Record<string, unknown>, source: string): Record<string, unknown> {
-  const { documentId: _id, extensions, ...rest } = body;
+  const { documentId: _id, ...rest } = body;
+  return { ...postWithoutHash(rest), query: source };
+}
+
+/** A document sent with Apollo's hash of it: a registration of an automatic persisted query, unless already stored. */
+export interface Registration {
+  query: string;
+  hash: string;
+}
+
+/** The registration a POST body or a GET's query string carries; a hash that is not the text's is Apollo's to refuse. */
+export function registrationIn(request: { body: unknown } | { search: string }): Registration | undefined {
+  const params = 'search' in request ? getParams(new URLSearchParams(request.search)) : isObject(request.body) ? postParams(request.body) : {};
+  const { query, apolloHash } = params;
+  return typeof query === 'string' && typeof apolloHash === 'string' && apolloHash === sha256(query) ? { query, hash: apolloHash } : undefined;
+}
+
+/** A POST body without Apollo's hash: Apollo then runs the document without storing it. */
+export function postWithoutHash(body: Record<string, unknown>): Record<string, unknown> {
+  const { extensions, ...rest } = body;
   const kept = withoutPersistedQuery(extensions);
-  return { ...rest, query: source, ...(kept === undefined ? {} : { extensions: kept }) };
+  return { ...rest, ...(kept === undefined ? {} : { extensions: kept }) };
+}
+
+/** The same for a GET's query string. */
+export function getWithoutHash(search: string): string {
+  const params = new URLSearchParams(search);
+  dropGetHash(params);
+  return `?${params.toString()}`;
+}
+
+function dropGetHash(search: URLSearchParams): void {
+  const extensions = withoutPersistedQuery(parseJson(search.get('extensions')));
+  if (extensions === undefined) search.delete('extensions');
+  else search.set('extensions', JSON.stringify(extensions));
 }
 
 /** The hash has served its purpose: Apollo would otherwise store the document as a persisted query too. */

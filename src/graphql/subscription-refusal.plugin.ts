@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import { ApiError } from '../errors';
 
-const OVER_HTTP = 'Subscriptions are served over WebSocket at /graphql (the graphql-ws protocol), not over HTTP';
+const OVER_HTTP = 'Subscriptions are served over WebSocket at /graphql (the graphql-ws protocol) or over Server-Sent Events at /graphql/stream, not over HTTP';
 
 /**
  * A `subscription` sent over HTTP, by GET or POST, is refused with 400 BAD_REQUEST before it runs

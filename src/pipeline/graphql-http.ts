@@ -6,7 +6,8 @@ import type { TrustedDocumentsOnly } from '../config';
 import { type Context, createContext } from '../context';
 import { formatGraphQLError } from '../format-error';
 import { MAX_NESTING, nestsDeeperThan, tooDeeplyNested } from '../graphql/nesting-limit';
-import { isObject, resolveGetDocument, resolvePostDocument, restrictedToTrusted } from '../graphql/persisted-documents';
+import { NOT_STORED_HEADER, type PersistedQueryRegistrations } from '../graphql/apq-registrations';
+import { getWithoutHash, isObject, postWithoutHash, registrationIn, resolveGetDocument, resolvePostDocument, restrictedToTrusted } from '../graphql/persisted-documents';
 import type { PreparedDocuments } from '../graphql/prepared-documents';
 import type { TrustedDocuments } from '../graphql/trusted-documents';
 import { preferredType, refuseUnlessJson } from '../http/media-types';
@@ -36,6 +37,7 @@ export interface GraphQLHttpDeps {
   apollo: ApolloServer<Context>;
   prepared: PreparedDocuments;
   trusted: TrustedDocumentsPolicy;
+  registrations: PersistedQueryRegistrations;
   logger: Logger;
 }
 
@@ -46,7 +48,7 @@ export interface GraphQLHttpDeps {
  * accepts: refused before execution, so that a mutation never runs for a client that cannot read
  * the answer. Refusals are thrown as ApiError for the caller's one writer.
  */
-export function graphqlOverHttp({ apollo, prepared, trusted, logger }: GraphQLHttpDeps) {
+export function graphqlOverHttp({ apollo, prepared, trusted, registrations, logger }: GraphQLHttpDeps) {
   return async (req: IncomingMessage, res: ServerResponse, search: string, request: AdmittedRequest, state: RequestState): Promise<void> => {
     const method = req.method;
     if (method !== 'GET' && method !== 'POST') {
@@ -81,6 +83,14 @@ export function graphqlOverHttp({ apollo, prepared, trusted, logger }: GraphQLHt
       // Decided before Apollo runs: a document graphql-js cannot validate as sent goes in prepared.
       const invalid = prepared.prepare(query);
       if (invalid?.length) return writeValidationErrors(res, invalid);
+      const registration = registrationIn(method === 'POST' ? { body } : { search });
+      const notStored = registration && (await registrations.check(request.caller, registration));
+      if (notStored) {
+        // Run without the hash, so Apollo does not store it; the header says why.
+        if (method === 'POST') body = postWithoutHash(body as Record<string, unknown>);
+        else search = getWithoutHash(search);
+        res.setHeader(NOT_STORED_HEADER, notStored);
+      }
     }
     const headers = new HeaderMap();
     for (const name in req.headers) {

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { parseCreateCommand } from '../../src/cli/apikey';
+import { parseCreateCommand, USAGE, wantsHelp } from '../../src/cli/apikey';
 import { ApiKeyService, KEY_CACHE_TTL_MS, keyCache } from '../../src/auth/api-key.service';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { Statements } from '../../src/sql/statements';
@@ -165,10 +165,21 @@ describe('npm run apikey -- create', () => {
     [['create', '--name', '', '--plan', 'free'], /usage/],
     [['create', '--name', 'x', '--plan', 'free', '--role', 'root'], /--role/],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', 'many'], /--per-minute: expected a whole number/],
-    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '100', '--per-day', '10'], /requestsPerDay must be at least requestsPerMinute/],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '100', '--per-day', '10'], /--per-day must be at least --per-minute/],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '100'], /^An ENTERPRISE key needs both --per-minute and --per-day$/],
+    [['create', '--name', 'x', '--plan', 'pro', '--per-minute', '100', '--per-day', '1000'], /^--per-minute and --per-day are for ENTERPRISE keys/],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '0', '--per-day', '10'], /--per-minute must be at least 1/],
+    [['create', '--verbose'], /Unknown option '--verbose'[^]*usage: npm run apikey/],
     [['delete', '--name', 'x', '--plan', 'free'], /usage/],
   ])('refuses %p', async (argv, message) => {
     await expect(parseCreateCommand(argv)).rejects.toThrow(message);
+  });
+
+  it('answers --help and -h with its usage', () => {
+    expect(wantsHelp(['--help'])).toBe(true);
+    expect(wantsHelp(['create', '-h'])).toBe(true);
+    expect(wantsHelp(['create', '--name', 'x'])).toBe(false);
+    expect(USAGE).toMatch(/^usage: npm run apikey -- create --name NAME --plan/);
   });
 });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { buildSchema, parse } from 'graphql';
 import ts from 'typescript';
 import { readCorpus } from './corpus';
+import { loadCodegen } from './persisted-manifest';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -70,7 +71,7 @@ beforeAll(async () => {
   const schemaSource = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
   // Loaded as ES modules: the plugins' CommonJS builds require an ESM-only dependency (auto-bind).
   // One at a time: Jest's module linker trips over concurrent imports sharing modules.
-  const { codegen } = await import('@graphql-codegen/core');
+  const codegen = await loadCodegen();
   const pluginMap = {
     typescript: await import('@graphql-codegen/typescript'),
     'typescript-operations': await import('@graphql-codegen/typescript-operations'),

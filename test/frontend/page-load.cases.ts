@@ -6,6 +6,7 @@ import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
 import { corpusOperation } from './corpus';
+import { printFigure } from '../helpers/figures';
 
 /**
  * A front end as browsers run it: Apollo Client firing a page's queries at once when the page
@@ -77,7 +78,7 @@ it.each([
     expect(results.map((result) => result.error)).toEqual(Array(8).fill(undefined));
     loads.push(tally);
   }
-  console.log(`page of 8 × 3 loads, ${_who}: ${loads.map((load) => load.statuses.join(' ')).join(' | ')}`);
+  printFigure(`page of 8 × 3 loads, ${_who}: ${loads.map((load) => load.statuses.join(' ')).join(' | ')}`);
   expect(loads.flatMap((load) => load.statuses)).toEqual(Array(24).fill(200));
   // Nobody was banned: the next request is answered too.
   const after = await request(t.url).post('/graphql').set(key ? { 'X-API-Key': key } : {}).send({ query: '{ __typename }' });
@@ -101,7 +102,7 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   await hold.release();
   const results = await burst;
   const waited = (await metric('petstore_admission_waits_total')) - waitsBefore;
-  console.log(`burst of 40: ${tally.statuses.filter((s) => s === 200).length - 1} answered 200, ${waited} waited for a slot, ${tally.statuses.filter((s) => s !== 200).length} refused`);
+  printFigure(`burst of 40: ${tally.statuses.filter((s) => s === 200).length - 1} answered 200, ${waited} waited for a slot, ${tally.statuses.filter((s) => s !== 200).length} refused`);
 
   expect(results.map((result) => result.error)).toEqual(Array(40).fill(undefined));
   expect(tally.statuses).toEqual(Array(41).fill(200));

@@ -11,6 +11,7 @@ import { redisServer, type RedisServer } from '../helpers/redis-server';
 import { corpusOperation } from './corpus';
 import { withOwnRedis, withRedis } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
+import { printFigure } from '../helpers/figures';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -82,7 +83,7 @@ describe('automatic persisted queries through Apollo Client', () => {
     const again = await persistedQueryClient(t.url, second).query<any>({ query: PET_LIST, variables });
     expect(again.data).toEqual(data);
     expect(second.map(({ method, sentQuery, status, codes }) => [method, sentQuery, status, codes])).toEqual([['GET', false, 200, []]]);
-    console.log(
+    printFigure(
       `APQ PetList: first load ${first.length} requests, ${first.reduce((sum, e) => sum + e.bytes, 0)} bytes sent; ` +
         `next loads 1 request, ${second[0].bytes} bytes sent (document ${Buffer.byteLength(print(PET_LIST))} bytes)`,
     );
@@ -153,7 +154,7 @@ withRedis('automatic persisted queries across two instances on one Redis', () =>
     const { data } = await persistedQueryClient(apps[1].url, onB).query<any>({ query: document });
     expect(onB.map(({ method, sentQuery, status, codes }) => [method, sentQuery, status, codes])).toEqual([['GET', false, 200, []]]);
     expect(data.pets.nodes).toBeInstanceOf(Array);
-    console.log(`APQ across instances: registered through A in ${onA.length} requests, found on B by 1 request of ${onB[0].bytes} bytes`);
+    printFigure(`APQ across instances: registered through A in ${onA.length} requests, found on B by 1 request of ${onB[0].bytes} bytes`);
   });
 });
 

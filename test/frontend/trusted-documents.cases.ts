@@ -18,6 +18,7 @@ import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
 import { corpusOperation, readCorpus } from './corpus';
 import { type GeneratedManifest, generatePersistedDocuments, manifestEntry } from './persisted-manifest';
+import { printFigure } from '../helpers/figures';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const hexOf = (id: string) => id.replace(/^sha256:/, '');
@@ -53,7 +54,7 @@ describe('the manifest GraphQL Code Generator writes', () => {
       };
       const [first, second] = [load(), load()];
       expect(first.trusted.size).toBe(operations.length);
-      console.log(`trusted documents: manifest of ${entries.length} documents, ${bytes} bytes; read, parsed, validated and costed in ${first.ms} ms (again: ${second.ms} ms)`);
+      printFigure(`trusted documents: manifest of ${entries.length} documents, ${bytes} bytes; read, parsed, validated and costed in ${first.ms} ms (again: ${second.ms} ms)`);
     });
   });
 });
@@ -235,7 +236,7 @@ describe('serving the manifest, anonymous callers restricted to it', () => {
     expect(byId).toEqual({ refused: 0, passed: names.length });
     expect(anonymous).toEqual({ refused: names.length, passed: 0 });
     expect(withKey).toEqual({ refused: 0, passed: names.length });
-    console.log(
+    printFigure(
       `TRUSTED_DOCUMENTS_ONLY=anonymous, ${names.length} corpus operations: by documentId ${byId.passed} passed; ` +
         `as printed, anonymous ${anonymous.refused} refused 403; with a client key ${withKey.passed} passed`,
     );

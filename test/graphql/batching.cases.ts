@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, placeOrder, setStock } from '../helpers/builders';
 import { type GraphQLResult, gql } from '../helpers/gql';
 import { countStatements } from '../helpers/statements';
+import { printFigure } from '../helpers/figures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ it('resolves a 50-pet page with categories and stock in a fixed number of statem
   expect(result?.data?.pets.nodes).toHaveLength(50);
   expect(result?.data?.pets.nodes.every((pet: any) => pet.category.name && pet.inventory.status)).toBe(true);
   expect(statements.length).toBeLessThanOrEqual(MAX_STATEMENTS);
-  console.log(`50 pets with category and stock: ${statements.length} SQL statements`);
+  printFigure(`50 pets with category and stock: ${statements.length} SQL statements`);
 });
 
 it('does not grow with the page size', async () => {

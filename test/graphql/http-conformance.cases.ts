@@ -1,5 +1,6 @@
 import { auditServer } from 'graphql-http';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { printFigure } from '../helpers/figures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -18,6 +19,6 @@ it("passes graphql-http's GraphQL-over-HTTP server audits with no MUST failure",
   const tally = { ok: 0, notice: 0, warn: 0, error: 0 };
   for (const result of results) tally[result.status] += 1;
   const notes = results.filter((result) => result.status !== 'ok').map((result) => `${result.status} ${result.name}: ${'reason' in result ? result.reason : ''}`);
-  console.log(`graphql-http audits: ${tally.ok} passed, ${tally.notice} notices, ${tally.warn} warnings, ${tally.error} failures\n${notes.join('\n')}`);
+  printFigure(`graphql-http audits: ${tally.ok} passed, ${tally.notice} notices, ${tally.warn} warnings, ${tally.error} failures\n${notes.join('\n')}`);
   expect(results.filter((result) => result.status === 'error').map((result) => result.name)).toEqual([]);
 });

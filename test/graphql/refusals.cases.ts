@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const OVER_WEBSOCKET = {
-  message: 'Subscriptions are served over WebSocket at /graphql (the graphql-ws protocol), not over HTTP',
+  message: 'Subscriptions are served over WebSocket at /graphql (the graphql-ws protocol) or over Server-Sent Events at /graphql/stream, not over HTTP',
   extensions: { code: 'BAD_REQUEST', status: 400 },
 };
 

@@ -29,6 +29,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** False: no bound on requests in flight per identity (for bursts testing the windows alone). */
   limitInFlight?: boolean;
+  /** False: no request quotas (for tests of bounds reached only past a minute's quota). */
+  limitRequests?: boolean;
 }
 
 /**
@@ -37,13 +39,13 @@ export interface TestAppOptions {
  * unless one is given.
  */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight } = options;
+  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight, limitRequests } = options;
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
   // Banned requests are answered at once unless a test asks for the pause (test/limits/http-limits.cases.ts).
   const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, BAN_PAUSE_MS: '0', ...redis, ...env };
   const database = db ?? (await createTestDatabase());
   const logger = givenLogger ?? pino({ level: gatewayEnv.LOG_LEVEL });
-  const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight }).catch(async (error: unknown) => {
+  const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight, limitRequests }).catch(async (error: unknown) => {
     if (!db) await database.close();
     throw error;
   });

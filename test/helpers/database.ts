@@ -142,5 +142,19 @@ export async function adminQuery<T extends object = object>(serverUrl: string, s
  * its files left behind (a file killed by a timeout, say) with the template.
  */
 export function testDatabaseName(template: string | undefined, suffix: string): string {
-  return `petstore_test_${template ? template.replace('petstore_template_', '') : process.pid}_${suffix}`;
+  const prefix = testDatabasePrefix();
+  return `${prefix}test_${template ? template.replace(`${prefix}template_`, '') : process.pid}_${suffix}`;
+}
+
+/**
+ * What every database the suite creates on DATABASE_URL's server is named with first:
+ * TEST_DATABASE_PREFIX, for a shared server's naming rule; `petstore_` by default. The names go
+ * into SQL unquoted, so it is lower-case letters, digits and underscores.
+ */
+export function testDatabasePrefix(): string {
+  const prefix = process.env.TEST_DATABASE_PREFIX ?? 'petstore_';
+  if (!/^[a-z_][a-z0-9_]*$/.test(prefix)) {
+    throw new Error(`TEST_DATABASE_PREFIX: expected lower-case letters, digits and underscores, got ${JSON.stringify(prefix)}`);
+  }
+  return prefix;
 }

@@ -4,6 +4,7 @@ import { COST } from '../../src/common/query-cost';
 import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory } from '../helpers/builders';
+import { printFigure } from '../helpers/figures';
 
 /**
  * Issue 12's and 20's goal: a client running the costliest attack the cost limit admits, with as
@@ -131,7 +132,7 @@ it.each<[string, Attack]>([
   const alone = percentile([...victimAlone.latencies].sort((a, b) => a - b), 95);
   const served = attackStatuses.filter((status) => status === 200).length;
   const byStatus = [...new Set(attackStatuses)].sort().map((status) => `${status}×${attackStatuses.filter((s) => s === status).length}`);
-  console.log(
+  printFigure(
     `${PETS} pets, ${aliases}-alias attack${key ? ' with a BUSINESS key' : ''} at ${inFlight} in flight for ${SECONDS} s: attack answered ${byStatus.join(', ')}; ` +
       `victim alone p95 ${alone.toFixed(1)} ms; under attack ${sorted.length} requests, p50 ${percentile(sorted, 50).toFixed(1)} ms, ` +
       `p95 ${percentile(sorted, 95).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +

@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { redisServer, type RedisServer } from '../helpers/redis-server';
 import { eachStore, withOwnRedis, withRedis } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
+import { printFigure } from '../helpers/figures';
 
 /** The memory store always; the Redis store when this run has one (shown as skipped otherwise). */
 const stores = eachStore<Record<string, string>>([
@@ -26,7 +27,7 @@ for (const [store, env, suite] of stores) suite(`150 concurrent requests on one 
   it('accepts exactly 60', async () => {
     const { key } = await createApiKey(t, { plan: 'FREE' });
     const result = tally(await burst([t.url], key, 150));
-    console.log(`${store} store, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
+    printFigure(`${store} store, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
     expect(result).toEqual({ accepted: 60, refused: 90, other: 0 });
   });
 });
@@ -49,7 +50,7 @@ withRedis('two instances sharing one Redis', () => {
   it('accept 60 requests of a FREE key in total, as one service', async () => {
     const { key } = await createApiKey(apps[0], { plan: 'FREE' });
     const result = tally(await burst(apps.map((app) => app.url), key, 150));
-    console.log(`two instances on one Redis, 150 concurrent on FREE: ${result.accepted} accepted`);
+    printFigure(`two instances on one Redis, 150 concurrent on FREE: ${result.accepted} accepted`);
     expect(result).toEqual({ accepted: 60, refused: 90, other: 0 });
   });
 
@@ -59,7 +60,7 @@ withRedis('two instances sharing one Redis', () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => placeOrder(apps[i % 2], key, petId)));
     const placed = results.filter((result) => result.data?.placeOrder).length;
     const limited = results.filter((result) => result.errors?.[0].extensions.code === 'RATE_LIMITED').length;
-    console.log(`two instances on one Redis, 40 concurrent placeOrder: ${placed} placed, ${limited} limited`);
+    printFigure(`two instances on one Redis, 40 concurrent placeOrder: ${placed} placed, ${limited} limited`);
     expect({ placed, limited }).toEqual({ placed: 10, limited: 30 });
   });
 
@@ -68,7 +69,7 @@ withRedis('two instances sharing one Redis', () => {
     const create = 'mutation { createApiKey(input: { name: "burst", plan: FREE }) { key } }';
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => gql(apps[i % 2].url, create, undefined, { key })));
     const created = results.filter((result) => result.data?.createApiKey).length;
-    console.log(`two instances on one Redis, 40 concurrent createApiKey: ${created} created`);
+    printFigure(`two instances on one Redis, 40 concurrent createApiKey: ${created} created`);
     expect(created).toBe(20);
   });
 
@@ -118,7 +119,7 @@ withOwnRedis('when Redis dies mid-run', () => {
     const ready = await request(apps[0].url).get('/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body.redis).toBe('degraded');
-    console.log(`Redis down: 150 requests over two instances in ${elapsed} ms, ${tally(during).accepted} accepted (30 per instance)`);
+    printFigure(`Redis down: 150 requests over two instances in ${elapsed} ms, ${tally(during).accepted} accepted (30 per instance)`);
 
     await redis.start();
     await waitFor(async () => (await readiness(apps[0])) === 'ok' && (await readiness(apps[1])) === 'ok', 10_000, 'both instances to use Redis again')

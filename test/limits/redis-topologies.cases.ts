@@ -9,6 +9,7 @@ import { redisCluster, type RedisCluster, redisSentinel, type RedisSentinel } fr
 import { redisServer, type RedisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 import { withOwnRedis } from '../helpers/services';
+import { printFigure } from '../helpers/figures';
 
 /**
  * The limiter on the Redis topologies of docs/contract.md §2, each started by the test on
@@ -58,7 +59,7 @@ withOwnRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
     expect(await readiness(apps[0])).toBe('ok');
     const { key } = await createApiKey(apps[0], { plan: 'FREE' });
     const result = tally(await burst(apps.map((app) => app.url), key, 150));
-    console.log(`cluster, two instances, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
+    printFigure(`cluster, two instances, 150 concurrent on FREE: ${result.accepted} accepted, ${result.refused} refused`);
     expect(result).toEqual({ accepted: 60, refused: 90, other: 0 });
   });
 
@@ -80,7 +81,7 @@ withOwnRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
     await master.kill();
     const killed = Date.now();
     const during = tally(await burst(apps.map((app) => app.url), key, 150));
-    console.log(`cluster, master killed: 150 concurrent over two instances: ${during.accepted} accepted, ${during.refused} refused, ${during.other} other`);
+    printFigure(`cluster, master killed: 150 concurrent over two instances: ${during.accepted} accepted, ${during.refused} refused, ${during.other} other`);
     // No request fails; each instance limits from its own memory, admitting its share of the quota.
     expect(during.other).toBe(0);
     expect(during.accepted).toBeGreaterThan(0);
@@ -91,7 +92,7 @@ withOwnRedis('on a Redis Cluster of 3 masters and 3 replicas', () => {
     await waitFor(async () => (await cluster.masterOf(`{key:${id}}`)) !== master, 20_000, 'a replica to take over')
     await cluster.healthy(20_000);
     const recovered = await allReady(apps, 20_000);
-    console.log(`cluster failover: replica promoted and both instances shared again ${Date.now() - killed} ms after the kill (${recovered} ms after the cluster was whole)`);
+    printFigure(`cluster failover: replica promoted and both instances shared again ${Date.now() - killed} ms after the kill (${recovered} ms after the cluster was whole)`);
     const { key: fresh } = await createApiKey(apps[0], { plan: 'FREE' });
     expect(tally(await burst(apps.map((app) => app.url), fresh, 150))).toEqual({ accepted: 60, refused: 90, other: 0 });
   }, 45_000);
@@ -125,7 +126,7 @@ withOwnRedis('behind Sentinel (one master, one replica)', () => {
     await allReady(apps, 20_000);
     const { key: fresh } = await createApiKey(apps[0], { plan: 'FREE' });
     const after = tally(await burst(apps.map((app) => app.url), fresh, 150));
-    console.log(`sentinel: shared again ${Date.now() - killed} ms after the master died; then ${after.accepted} of 150 accepted`);
+    printFigure(`sentinel: shared again ${Date.now() - killed} ms after the master died; then ${after.accepted} of 150 accepted`);
     expect(after).toEqual({ accepted: 60, refused: 90, other: 0 });
   }, 45_000);
 });
@@ -173,7 +174,7 @@ withOwnRedis('two deployments with different REDIS_KEY_PREFIX on one Redis', () 
         expect(owned.some((name) => /^shop-(eu|us):rl:\{key:[^}]+\}:refusals$/.test(name))).toBe(true);
         expect(owned.some((name) => /^shop-(eu|us):fl:\{key:[^}]+\}:placeOrder$/.test(name))).toBe(true);
       }
-      console.log(`two prefixes on one Redis: ${shopKeys.length} keys under shop-eu:, ${otherKeys.length} under shop-us:, ${keys.length} in all`);
+      printFigure(`two prefixes on one Redis: ${shopKeys.length} keys under shop-eu:, ${otherKeys.length} under shop-us:, ${keys.length} in all`);
     } finally {
       client.disconnect();
     }

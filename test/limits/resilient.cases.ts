@@ -9,6 +9,7 @@ import { windowsFor } from '../../src/limits/window';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
 import { waitFor } from '../helpers/wait';
 import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/redis-server';
+import { printFigure } from '../helpers/figures';
 
 /**
  * The limiter against a redis-server of its own, which the tests kill, restart and freeze.
@@ -204,7 +205,7 @@ withOwnRedis('two instances limiting from memory while Redis is too slow to answ
     }
     expect(instances.map((stores) => stores.store.status())).toEqual(['degraded', 'degraded']);
     expect(instances.map((stores) => stores.instances())).toEqual([2, 2]);
-    console.log(`two instances in fallback, quota ${shared.perMinute} a minute, ${2 * shared.perMinute} requests: admitted ${admitted.join(' + ')}`);
+    printFigure(`two instances in fallback, quota ${shared.perMinute} a minute, ${2 * shared.perMinute} requests: admitted ${admitted.join(' + ')}`);
     expect(admitted).toEqual([shared.perMinute / 2, shared.perMinute / 2]);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, setStock, stockedPet } from '../helpers/builders';
 import { type Feed, activeSubscriptions, caughtUp, eventually, liveClient, liveSession, subscribed } from '../helpers/live';
+import { printFigure } from '../helpers/figures';
 
 /**
  * Two instances of one deployment: one database and, in services mode, one Redis (a shared
@@ -51,7 +52,7 @@ describe('two instances on one database', () => {
     await feed.until(20);
     expect(feed.events.map((event) => event.data?.inventoryChanged.quantity)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const latencies = arrivedAt.map((at, i) => at - committedAt[i]).sort((x, y) => x - y);
-    console.log(
+    printFigure(
       `cross-instance: ${feed.events.length} of 20 events delivered on B; latency after A's response: ` +
         `p50 ${latencies[9].toFixed(1)} ms, max ${latencies[19].toFixed(1)} ms`,
     );
@@ -66,7 +67,7 @@ describe(`the concurrent subscription cap${sharedSlots ? ', across both instance
     const attempts = Array.from({ length: 50 }, (_, i) => watch(sockets[i % sockets.length], PETS));
     await eventually(() => attempts.filter((feed) => feed.error).length === 45);
     const active = (await activeSubscriptions(a)) + (await activeSubscriptions(b));
-    console.log(`50 concurrent subscribes on one FREE key over ${apps.length} instance(s): ${active} active, ${attempts.filter((f) => f.error).length} refused`);
+    printFigure(`50 concurrent subscribes on one FREE key over ${apps.length} instance(s): ${active} active, ${attempts.filter((f) => f.error).length} refused`);
     expect(active).toBe(5);
     expect(new Set(attempts.filter((feed) => feed.error).map(errorCode))).toEqual(new Set(['TOO_MANY_SUBSCRIPTIONS']));
     expect(attempts.find((feed) => feed.error)?.error[0].extensions.status).toBe(429);

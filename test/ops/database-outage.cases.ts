@@ -11,6 +11,7 @@ import { wsUrl } from '../helpers/live';
 import { rawSocket } from '../helpers/raw-socket';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
+import { printFigure } from '../helpers/figures';
 
 /**
  * The gateway reaches its database through a TCP proxy that the test cuts and restores: an
@@ -86,7 +87,7 @@ it('answers 503 while the database is away, and recovers by itself', async () =>
     'the gateway to recover',
   );
   const recoveredAfter = Date.now() - restored;
-  console.log(
+  printFigure(
     `database outage: ${outage.length} requests, all 503 SERVICE_UNAVAILABLE, slowest ${slowest} ms; recovered ${recoveredAfter} ms after the database returned`,
   );
 });
@@ -161,7 +162,7 @@ it('does not let a hung database hold requests: the statement timeout ends them 
   expect(responses.map((response) => response.status)).toEqual([503, 503, 503]);
   await proxy.restore();
   await waitFor(async () => (await ask()).status === 200, 10_000, 'the gateway to recover');
-  console.log(`hung database: requests answered 503 after ${elapsed} ms (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`);
+  printFigure(`hung database: requests answered 503 after ${elapsed} ms (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`);
 });
 
 it('loses no committed order and leaves no half-applied transition when the database drops mid-traffic', async () => {
@@ -206,7 +207,7 @@ it('loses no committed order and leaves no half-applied transition when the data
   expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
   expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
   expect(placed.length).toBeGreaterThan(0);
-  console.log(
+  printFigure(
     `orders across an outage: ${statuses.length} placeOrder calls, ${placed.length} placed, ${statuses.filter((s) => s === 503).length} answered 503; ` +
       `stock ${quantity} + ordered ${taken} = 1000 (${orders} orders stored)`,
   );

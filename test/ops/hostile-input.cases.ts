@@ -3,6 +3,7 @@ import request from 'supertest';
 import { ERROR_STATUS, isErrorCode } from '../../src/errors';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createCategory, createPet } from '../helpers/builders';
+import { printFigure } from '../helpers/figures';
 
 /**
  * Several hundred malformed requests across both surfaces. None may get a 500, and every refusal
@@ -248,7 +249,7 @@ it('answers hundreds of malformed requests without a 500 and always with the Err
       if (problem) problems.push(`${batch[j].label}: ${problem}`);
     });
   }
-  console.log(
+  printFigure(
     `hostile input: ${all.length} requests; by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(', ')}`,
   );
   expect(problems).toEqual([]);

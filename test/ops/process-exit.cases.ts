@@ -1,8 +1,9 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migratedDataDir } from '../helpers/database';
-import { GatewayProgram, type GatewayProcess, listeningUrl } from '../helpers/gateway-process';
+import { completion, GatewayProgram, type GatewayProcess, listeningUrl } from '../helpers/gateway-process';
 
 /**
  * The gateway as a process (src/main.ts), on the embedded database, its stdout a pipe. Each starts
@@ -74,4 +75,25 @@ it('still writes its last log lines on an orderly SIGTERM', async () => {
   } finally {
     child.kill('SIGKILL');
   }
+});
+
+describe('a configuration it cannot serve stops start-up with one line, exit code 1', () => {
+  const deep = 'query TooDeep { pets { nodes { category { pets { nodes { category { pets { nodes { category { pets { nodes { id } } } } } } } } } } } }';
+
+  it.each([
+    ['a variable out of range', () => ({ GRAPHQL_INTROSPECTION: 'sometimes' }), /^Configuration error: GRAPHQL_INTROSPECTION: expected /],
+    [
+      'a trusted document over a limit',
+      () => {
+        const file = join(dataDirs, 'manifest.json');
+        writeFileSync(file, JSON.stringify({ [`sha256:${createHash('sha256').update(deep).digest('hex')}`]: deep }));
+        return { TRUSTED_DOCUMENTS: file };
+      },
+      /^Configuration error: TRUSTED_DOCUMENTS \(.*manifest\.json\): document sha256:[0-9a-f]{64} \(query TooDeep\) is over a limit: Query depth/,
+    ],
+  ])('%s', async (_, env, line) => {
+    const { code, stderr } = await completion(program.start({ PORT: '0', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ...env() }));
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(line)]);
+  });
 });

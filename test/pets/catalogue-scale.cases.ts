@@ -4,6 +4,7 @@ import { createApiKey } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { CATALOGUE_ORDERS as ORDERS, loadCatalogue } from '../helpers/catalogue';
 import { withEmbedded, withPostgres } from '../helpers/services';
+import { printFigure } from '../helpers/figures';
 
 /**
  * Every `totalCount` the schema offers, beside count(*) by SQL, on a catalogue far past the bound
@@ -53,7 +54,7 @@ function countsAtScale(pets: number): void {
     buyers = await Promise.all(Array.from({ length: BUYERS }, () => createApiKey(t, { plan: 'PRO' })));
     const started = performance.now();
     categories = await loadCatalogue(query, pets, buyers.map((buyer) => buyer.id));
-    console.log(`loaded ${pets} pets, their stock and ${ORDERS} orders by SQL in ${Math.round(performance.now() - started)} ms`);
+    printFigure(`loaded ${pets} pets, their stock and ${ORDERS} orders by SQL in ${Math.round(performance.now() - started)} ms`);
   });
   afterAll(() => t?.close());
 
@@ -94,7 +95,7 @@ function countsAtScale(pets: number): void {
     expect(after.answered).toEqual(after.counted);
     expect(after.answered.pets).toEqual([pets + BURST.creates - BURST.deletes, 'EXACT']);
     expect(after.answered.orders).toEqual([ORDERS + BUYERS * ORDERS_PER_BUYER - BURST.cancels, 'EXACT']);
-    console.log(`${Object.keys(after.answered).length} counts equal to count(*) before and after ${writes.length} concurrent writes, at ${pets} pets`);
+    printFigure(`${Object.keys(after.answered).length} counts equal to count(*) before and after ${writes.length} concurrent writes, at ${pets} pets`);
   });
 }
 

@@ -2,6 +2,7 @@ import type { Client } from 'pg';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { loadCatalogue } from '../helpers/catalogue';
+import { printFigure } from '../helpers/figures';
 import { gql } from '../helpers/gql';
 import { withPostgres } from '../helpers/services';
 import { withClientQuery } from '../helpers/statements';
@@ -72,8 +73,7 @@ withPostgres('filter plans at 100,000 pets', () => {
   it('shows which filter shapes an index serves and which scan: a substring filter, and a count of every order', async () => {
     const rows: Row[] = [];
     for (const shape of shapes()) rows.push(await measure(shape.label, shape.document, shape.filter));
-    // The plans' table, for a reader sizing the cost model: PLANS_TABLE=1.
-    if (process.env.PLANS_TABLE) console.log(table(rows));
+    printFigure(table(rows));
     expect(Object.fromEntries(rows.map((row) => [row.label, row.scanned.length === 0]))).toEqual(Object.fromEntries(shapes().map((shape) => [shape.label, shape.indexed])));
   });
 

@@ -3,14 +3,14 @@ import pino from 'pino';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { MIGRATIONS } from '../../src/db/migrations';
 import { type Gateway, startGateway } from '../../src/gateway';
-import { adminQuery, withDatabase } from '../helpers/database';
+import { adminQuery, testDatabasePrefix, withDatabase } from '../helpers/database';
 import { gql } from '../helpers/gql';
 import { type PgBouncer, pooledEnv, startPgBouncer, withPgBouncer } from '../helpers/pgbouncer';
 
 withPgBouncer('migrations behind PgBouncer', () => {
   const serverUrl = process.env.DATABASE_URL as string;
   let bouncer: PgBouncer;
-  const name = `petstore_pooler_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = `${testDatabasePrefix()}pooler_${process.pid}_${randomBytes(4).toString('hex')}`;
   let url: string;
   const gateways: Gateway[] = [];
   beforeAll(async () => {

@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, placeOrder, stockedPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { OpenApiContract } from '../helpers/openapi';
+import { printFigure } from '../helpers/figures';
 
 let t: TestApp;
 let contract: OpenApiContract;
@@ -13,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  console.log(`REST responses checked against the OpenAPI document: ${contract.checked}`);
+  printFigure(`REST responses checked against the OpenAPI document: ${contract.checked}`);
 });
 
 const getPet = async (id: string, headers: Record<string, string> = {}) => {

@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { connectDatabase } from '../../src/db/database';
 import { embeddedExtensions } from '../../src/db/embedded';
-import { adminQuery, testDatabaseName, withDatabase } from '../helpers/database';
+import { adminQuery, testDatabaseName, testDatabasePrefix, withDatabase } from '../helpers/database';
 
 /**
  * Migrating takes a fresh PGlite a few seconds, so the run migrates one template and each test
@@ -30,7 +30,7 @@ export async function createTemplate(): Promise<Record<string, string>> {
   const serverUrl = process.env.DATABASE_URL;
   const id = `${process.pid}_${randomBytes(4).toString('hex')}`;
   if (serverUrl) {
-    const name = `petstore_template_${id}`;
+    const name = `${testDatabasePrefix()}template_${id}`;
     await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
     const dataSource = await connectDatabase(withDatabase(serverUrl, name), { embedded: false });
     await dataSource.destroy();

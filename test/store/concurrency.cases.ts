@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, placeOrder, stockedPet, stockOf, ordersFor } from '../helpers/builders';
 import { codes, gql } from '../helpers/gql';
+import { printFigure } from '../helpers/figures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ it('never oversells: 50 concurrent orders of 1 against a stock of 10', async () 
   expect(refused).toEqual(Array(40).fill('INSUFFICIENT_STOCK'));
   expect(await ordersFor(t, petId)).toBe(10);
   expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
-  console.log(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length} INSUFFICIENT_STOCK, stock left ${(await stockOf(t, petId)).quantity}`);
+  printFigure(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length} INSUFFICIENT_STOCK, stock left ${(await stockOf(t, petId)).quantity}`);
 });
 
 describe('idempotency keys', () => {
@@ -69,7 +70,7 @@ describe('idempotency keys', () => {
     expect(await ordersFor(t, petId)).toBe(1);
     expect(await stockOf(t, petId)).toEqual({ quantity: 7, status: 'AVAILABLE' });
     const limited = results.filter((result) => codes(result)[0] === 'RATE_LIMITED').length;
-    console.log(
+    printFigure(
       `20 concurrent retries with one idempotency key: ${answered.length} answered with ${ids.size} order (${limited} refused by placeOrder's 10-a-minute limit), stock 10 → 7`,
     );
   });
