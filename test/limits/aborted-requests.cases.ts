@@ -3,6 +3,7 @@ import { databaseTimeOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { identityOf } from '../../src/limits/identity';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
+import { printFigure } from '../helpers/figures';
 import { holdPets, holdTable } from '../helpers/hold';
 import { captureLog } from '../helpers/log-capture';
 import { partRequest, statusOf } from '../helpers/raw-http';
@@ -69,7 +70,7 @@ async function runsFullBound(key: string): Promise<void> {
   await allGiven();
 }
 
-describe('row 2 of the issue: part-sent bodies hold the bound, 8 more wait and are reset', () => {
+describe('waiters reset behind part-sent bodies that hold the bound', () => {
   it('leaks no slot in 20 cycles', async () => {
     const leaks: number[] = [];
     let key = '';
@@ -92,7 +93,7 @@ describe('row 2 of the issue: part-sent bodies hold the bound, 8 more wait and a
       for (let again = (await gauges()).running; again !== leaked; again = (await gauges()).running) leaked = again;
       leaks.push(leaked - before.running);
     }
-    process.stdout.write(`row 2: slots leaked per cycle ${JSON.stringify(leaks)}, in all ${leaks.reduce((a, b) => a + b, 0)}\n`);
+    printFigure(`slots leaked per cycle ${JSON.stringify(leaks)}, in all ${leaks.reduce((a, b) => a + b, 0)}`);
     expect(leaks).toEqual(Array(20).fill(0));
     await runsFullBound(key);
   });
