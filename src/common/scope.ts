@@ -1,3 +1,8 @@
+import { setMaxListeners } from 'node:events';
+
+/** Listeners one scope's signal may have before Node warns of a leak. */
+const MAX_LISTENERS = 256;
+
 /**
  * What one request (or stream) holds, and the signal that its client has gone. Whatever a step
  * takes (an in-flight slot, a queue place, a stream entry, a statement slot) it registers here the
@@ -7,6 +12,12 @@
 export class Scope {
   private readonly controller = new AbortController();
   private releases: (() => void)[] | undefined = [];
+
+  constructor() {
+    // Each of a request's statements listens while it waits or runs; the statement budget bounds
+    // them at 200 a request, past Node's default warning at 10.
+    setMaxListeners(MAX_LISTENERS, this.controller.signal);
+  }
 
   /** Aborted when the client goes away: waits end at once, running statements are cancelled. */
   get signal(): AbortSignal {
