@@ -24,7 +24,7 @@ export class Metrics {
 
   private readonly requests = new Counter({
     name: 'petstore_http_requests_total',
-    help: 'HTTP requests, by surface (graphql, rest, ops, none), operation and status: `aborted` when the client went away before its answer was sent.',
+    help: 'HTTP requests, by surface (graphql, rest, ops, explorer, none), operation and status: `aborted` when the client went away before its answer was sent.',
     labelNames: ['surface', 'operation', 'status'] as const,
     registers: [this.registry],
   });
@@ -127,14 +127,7 @@ export class Metrics {
 
   /** Open WebSockets and active subscriptions by root field, read at each scrape. */
   watchLive(read: () => { sockets: number; subscriptions: Map<string, number> }): void {
-    new Gauge({
-      name: 'petstore_live_sockets',
-      help: 'Open WebSockets (graphql-ws).',
-      registers: [this.registry],
-      collect() {
-        this.set(read().sockets);
-      },
-    });
+    this.gaugeOf('petstore_live_sockets', 'Open WebSockets (graphql-ws).', () => read().sockets);
     new Gauge({
       name: 'petstore_live_subscriptions',
       help: 'Active subscriptions, by subscription (root field).',
@@ -163,21 +156,19 @@ export class Metrics {
 
   /** Statement slots taken, over every identity, read at each scrape. */
   watchStatementSlots(read: () => number): void {
-    new Gauge({
-      name: 'petstore_db_statement_slots',
-      help: 'Statement slots taken by running statements, over every identity (each identity holds at most its plan’s).',
-      registers: [this.registry],
-      collect() {
-        this.set(read());
-      },
-    });
+    this.gaugeOf('petstore_db_statement_slots', 'Statement slots taken by running statements, over every identity (each identity holds at most its plan’s).', read);
   }
 
   /** Open subscription streams over SSE (graphql-sse), read at each scrape. */
   watchStreams(read: () => number): void {
+    this.gaugeOf('petstore_live_streams', 'Open subscription streams over Server-Sent Events (graphql-sse).', read);
+  }
+
+  /** A gauge of one unlabelled figure, read at each scrape. */
+  private gaugeOf(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: 'petstore_live_streams',
-      help: 'Open subscription streams over Server-Sent Events (graphql-sse).',
+      name,
+      help,
       registers: [this.registry],
       collect() {
         this.set(read());

@@ -59,25 +59,28 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     writeError(res, failureOf(error, p.logger), graphql);
   };
 
-  const serveOps = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
+  /** A route outside CORS and the limiter: its answer written by `write`, its failure as the Error object. */
+  const serveRoute = async (res: ServerResponse, write: () => Promise<void>) => {
     try {
-      const answer = await p.ops.answer(route, req.method ?? 'GET', path);
-      if ('json' in answer) writeJson(res, answer.status, answer.json);
-      else writeText(res, answer.status, answer.type, answer.text);
+      await write();
     } catch (error) {
       fail(res, error, false);
     }
   };
 
-  const serveExplorer = async (req: IncomingMessage, res: ServerResponse, route: string, path: string) => {
-    try {
+  const serveOps = (req: IncomingMessage, res: ServerResponse, route: string, path: string) =>
+    serveRoute(res, async () => {
+      const answer = await p.ops.answer(route, req.method ?? 'GET', path);
+      if ('json' in answer) writeJson(res, answer.status, answer.json);
+      else writeText(res, answer.status, answer.type, answer.text);
+    });
+
+  const serveExplorer = (req: IncomingMessage, res: ServerResponse, route: string, path: string) =>
+    serveRoute(res, async () => {
       const answer = await p.explorer.answer(route, req.method ?? 'GET', path);
       res.setHeader('Cache-Control', answer.cacheControl);
       writeText(res, answer.status, answer.type, answer.body);
-    } catch (error) {
-      fail(res, error, false);
-    }
-  };
+    });
 
   /** The admitted request, or undefined when its client went away meanwhile. */
   const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState, scope: Scope): Promise<AdmittedRequest | undefined> => {
@@ -131,9 +134,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       if (graphql) return await p.graphql(req, res, search, request, state);
       const method = req.method ?? 'GET';
       const route = p.rest.match(path, method);
-      if (!route) {
-        throw noResource(method, path);
-      }
+      if (!route) throw noResource(method, path);
       state.surface = 'rest';
       state.operation = route.operation;
       await route.serve({ req, res, search, request });

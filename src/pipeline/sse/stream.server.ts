@@ -15,8 +15,8 @@ import { preferredType } from '../../http/media-types';
 import type { RequestState } from '../../http/request-log';
 import { writeRateLimitHeaders } from '../../http/respond';
 import type { Admitter } from '../../limits/admit';
-import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
-import { FloodLog, type Logger } from '../../logger';
+import type { SocketAdmission, SocketTicket } from '../../limits/socket-admission';
+import type { Logger } from '../../logger';
 import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
 import type { EventDelivery } from '../subscription/deliver';
 import { type SubscriptionSteps, prepareSubscription } from '../subscription/prepare';
@@ -24,6 +24,7 @@ import { traceOperation } from '../../telemetry/index';
 import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
 import { recheckKeys } from '../ws/recheck';
 import { streamParams } from './params';
+import { socketRefusalNotes } from '../subscription/refusal-notes';
 
 /** How long a stream ended on shutdown has to take its last bytes before it is cut. */
 const STREAM_CLOSE_GRACE_MS = 1_000;
@@ -112,12 +113,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     res.destroy();
   };
 
-  /** Refusals of one client and bound: a line, then a count per interval. */
-  const refusals = new FloodLog(logger);
-  const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
-    metrics.observeSocketRefusal(reason);
-    refusals.warn(`${who.identity ?? who.address} ${reason}`, { reason, ...who }, 'SSE stream refused');
-  };
+  const noteRefusal = socketRefusalNotes((reason) => metrics.observeSocketRefusal(reason), logger, 'SSE stream refused');
 
   /** The caller, once its stream is admitted: identified, counted when unverified, not banned, within its bound. */
   const admit = async (req: IncomingMessage, res: ServerResponse, ticket: SocketTicket, address: string, state: RequestState, scope: Scope) => {

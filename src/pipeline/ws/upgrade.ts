@@ -10,6 +10,7 @@ import { endWithError } from '../../http/http-server';
 import type { SocketAdmission, SocketRefusal, SocketTicket } from '../../limits/socket-admission';
 import { socketBound } from '../../refusals';
 import { GRAPHQL_PATH } from '../../graphql/endpoints';
+import type { RefusedClient } from '../subscription/refusal-notes';
 
 /** Time a client has to send `connection_init` before the socket is closed with 4408. */
 export const CONNECTION_INIT_TIMEOUT_MS = 3_000;
@@ -22,7 +23,7 @@ export interface UpgradeDeps {
   trustProxy: boolean;
   identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
   /** A socket turned away for a bound: counted and logged. */
-  noteRefusal: (reason: SocketRefusal, who: { address: string; identity?: string }) => void;
+  noteRefusal: (reason: SocketRefusal, who: RefusedClient) => void;
 }
 
 /**

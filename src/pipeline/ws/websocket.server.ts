@@ -11,7 +11,7 @@ import type { Config } from '../../config';
 import type { Services } from '../../context';
 import { ApiError } from '../../errors';
 import { formatGraphQLError, formatResult } from '../../format-error';
-import { FloodLog, type Logger } from '../../logger';
+import type { Logger } from '../../logger';
 import type { Admitter } from '../../limits/admit';
 import { openFileLimit, socketCeiling } from '../../limits/open-file-limit';
 import { SocketAdmission, type SocketRefusal, type SocketTicket } from '../../limits/socket-admission';
@@ -22,6 +22,7 @@ import { recheckKeys } from './recheck';
 import { serveGraphQLWs } from './transport';
 import { CONNECTION_INIT_TIMEOUT_MS, serveUpgrades } from './upgrade';
 import { traceOperation } from '../../telemetry/index';
+import { socketRefusalNotes } from '../subscription/refusal-notes';
 
 export { CONNECTION_INIT_TIMEOUT_MS };
 /** docs/contract.md §9: a socket whose unsent data passes this is closed with 1013. */
@@ -115,13 +116,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, trusted: deps.trusted };
   metrics.watchLive(() => ({ sockets: wss.clients.size, subscriptions: delivery.active }));
 
-  /** Refusals of one client and bound: a line, then a count per interval. */
-  const refusals = new FloodLog(logger);
-  /** A socket turned away for a bound: counted and logged (who, never what it sent). */
-  const noteRefusal = (reason: SocketRefusal, who: { address: string; identity?: string }) => {
-    metrics.observeSocketRefusal(reason);
-    refusals.warn(`${who.identity ?? who.address} ${reason}`, { reason, ...who }, 'WebSocket refused');
-  };
+  const noteRefusal = socketRefusalNotes((reason) => metrics.observeSocketRefusal(reason), logger, 'WebSocket refused');
 
   /**
    * The socket's caller, or the §6 code it is refused with. Every key presented, in the payload or
