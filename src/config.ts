@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 /**
- * The gateway's settings, read once from the environment (README "Configuration").
+ * The gateway's settings, read once from the environment (docs/operating.md "Configuration").
  * A wrong value stops start-up with a message naming the variable and what it expects.
  */
 export interface Config {
@@ -91,7 +91,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * Every variable loadConfig reads, each documented once, in the README's "Configuration" table
+ * Every variable loadConfig reads, each documented once, in the "Configuration" table of docs/operating.md
  * (test/config-docs.test.ts holds the two to each other). The readers below take only these names.
  */
 export const ENVIRONMENT_VARIABLES = [

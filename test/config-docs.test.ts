@@ -32,20 +32,20 @@ function variablesRead(): Set<string> {
 }
 
 describe('the settings are documented once, and truly', () => {
-  const readmeTable = tableVariables(section(read('README.md'), 'Configuration'));
+  const documentedTable = tableVariables(section(read('docs/operating.md'), 'Configuration'));
 
   it('lists in ENVIRONMENT_VARIABLES exactly what loadConfig reads', () => {
     expect([...variablesRead()].sort()).toEqual([...ENVIRONMENT_VARIABLES].sort());
   });
 
-  it("names every variable once in the README's Configuration table, and nothing else", () => {
-    expect(readmeTable.length).toBe(new Set(readmeTable).size);
-    expect([...readmeTable].sort()).toEqual([...ENVIRONMENT_VARIABLES].sort());
+  it('names every variable once in the Configuration table of docs/operating.md, and nothing else', () => {
+    expect(documentedTable.length).toBe(new Set(documentedTable).size);
+    expect([...documentedTable].sort()).toEqual([...ENVIRONMENT_VARIABLES].sort());
   });
 
-  it('keeps no second table in docs/contract.md, which links to the README', () => {
+  it('keeps no second table in docs/contract.md, which links to that one', () => {
     const contract = section(read('docs/contract.md'), '2. Configuration');
     expect(tableVariables(contract)).toEqual([]);
-    expect(contract).toContain('](../README.md#configuration)');
+    expect(contract).toContain('](operating.md#configuration)');
   });
 });

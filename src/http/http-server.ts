@@ -4,7 +4,7 @@ import { MAX_BODY_BYTES } from '../common/bounds';
 import { type Failure, failureBody, refusalFailure } from '../format-error';
 import { malformedRequest, methodNotAllowed } from '../refusals';
 
-/** Bounds that keep slow or stalled clients from holding sockets (README "Operating it"). */
+/** Bounds that keep slow or stalled clients from holding sockets (docs/operating.md "Operations"). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;

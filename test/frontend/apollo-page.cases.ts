@@ -11,7 +11,7 @@ import { corpusOperation } from './corpus';
 import { importMap } from './import-map';
 
 /**
- * The README's Apollo Client set-up in a real page of a shop on another origin: Apollo Client 4's
+ * The Apollo Client set-up of docs/front-end-clients.md in a real page of a shop on another origin: Apollo Client 4's
  * ES modules as installed (an import map in place of a bundler), the shop front's PetList query,
  * a key in X-API-Key (so a CORS preflight), and the pets listed on the page.
  */
@@ -25,7 +25,7 @@ let shop: { origin: string; server: Server };
 let html = '';
 const folder = screenshotFolder('apollo-client-page');
 
-/** The README's client, as the shop's own module: typePolicies and all. */
+/** That guide's client, as the shop's own module: typePolicies and all. */
 function shopPage(gateway: string, key: string, origin: string): string {
   const script = `
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';

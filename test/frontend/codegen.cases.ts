@@ -8,7 +8,7 @@ import { loadCodegen } from './persisted-manifest';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** The outputs and configuration the README's codegen.ts gives GraphQL Code Generator. */
+/** The outputs and configuration the codegen.ts of docs/front-end-clients.md gives GraphQL Code Generator. */
 export const CODEGEN_OUTPUTS = {
   // Every type of the schema, with its description: for mocks, forms and helpers.
   'schema.ts': ['typescript'],

@@ -28,13 +28,13 @@ interface Tally {
   statuses: number[];
 }
 
-/** The README's RetryLink: a 429 is tried again once its Retry-After has passed; a ban (403) is not. */
+/** The RetryLink of docs/front-end-clients.md: a 429 is tried again once its Retry-After has passed; a ban (403) is not. */
 const retryAfter = new RetryLink({
   attempts: { max: 3, retryIf: (error) => ServerError.is(error) && error.statusCode === 429 },
   delay: (_attempt, _operation, error) => 1000 * Number((ServerError.is(error) && error.response.headers.get('Retry-After')) || 1),
 });
 
-/** A fresh page: Apollo Client with a normalised cache, as the README sets it up, noting each response's status. */
+/** A fresh page: Apollo Client with a normalised cache, as docs/front-end-clients.md sets it up, noting each response's status. */
 function page(tally: Tally, key?: string, onStatus: (status: number) => void = () => {}) {
   const fetchAndNote: typeof fetch = async (input, init) => {
     const response = await fetch(input, init);
@@ -109,7 +109,7 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   expect(waited).toBe(24);
 });
 
-it('retries a request refused for a full queue once Retry-After has passed, through the README’s RetryLink', async () => {
+it('retries a request refused for a full queue once Retry-After has passed, through the guide’s RetryLink', async () => {
   const { key } = await createApiKey(t, { plan: 'FREE' });
   const others: Tally = { statuses: [] };
   const busy = page(others, key);

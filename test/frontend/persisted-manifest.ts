@@ -17,8 +17,8 @@ export interface GeneratedManifest {
 
 /**
  * Runs GraphQL Code Generator's client preset with `persistedDocuments: true` over the committed
- * `schema.graphql` and the corpus, as a front end's `codegen.ts` would (README "Persisted
- * documents"), and returns the persisted-documents manifest it writes.
+ * `schema.graphql` and the corpus, as a front end's `codegen.ts` would (docs/front-end-clients.md,
+ * "Persisted documents"), and returns the persisted-documents manifest it writes.
  */
 /**
  * @graphql-codegen/core, with graphql-tag's warning about a fragment name it has seen before turned

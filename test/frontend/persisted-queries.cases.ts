@@ -46,7 +46,7 @@ function recordingFetch(exchanges: Exchange[]): typeof fetch {
   };
 }
 
-/** A front end with Apollo's persisted-query link, hashed queries over GET, as the README shows. */
+/** A front end with Apollo's persisted-query link, hashed queries over GET, as docs/front-end-clients.md shows. */
 function persistedQueryClient(url: string, exchanges: Exchange[]) {
   return new ApolloClient({
     link: new PersistedQueryLink({ sha256, useGETForHashedQueries: true }).concat(

@@ -21,7 +21,7 @@ const pagedNodes = (keyArgs: string[]): FieldPolicy<{ nodes: unknown[] }> => ({
   merge: (existing, incoming, { args }) => (existing && args?.after ? { ...incoming, nodes: [...existing.nodes, ...incoming.nodes] } : incoming),
 });
 
-/** A front end's client, set up as the README shows: Apollo Client over fetch, with a normalised cache. */
+/** A front end's client, set up as docs/front-end-clients.md shows: Apollo Client over fetch, with a normalised cache. */
 const frontEnd = (key?: string) =>
   new ApolloClient({
     link: new HttpLink({ uri: `${t.url}/graphql`, headers: key ? { 'X-API-Key': key } : {} }),
@@ -171,7 +171,7 @@ describe('the documents of the front-end corpus', () => {
   });
 });
 
-it('reads the rate-limit headers through the fetch given to HttpLink, as the README shows', async () => {
+it('reads the rate-limit headers through the fetch given to HttpLink, as the front-end guide shows', async () => {
   const seen: Headers[] = [];
   const client = new ApolloClient({
     link: new HttpLink({

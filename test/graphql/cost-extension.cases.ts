@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { codes, gql, type GraphQLResult } from '../helpers/gql';
 
 /**
- * Which responses carry `extensions.cost`, as the README's "Query limits" and docs/contract.md §5
+ * Which responses carry `extensions.cost`, as the "Query limits" of docs/api.md and docs/contract.md §5
  * say: every operation that was costed (parsed, validated, within the depth limit), and nothing
  * refused before that.
  */

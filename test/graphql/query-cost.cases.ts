@@ -28,7 +28,7 @@ describe('the cost model', () => {
   it.each([
     ['README FirstPets', 'query FirstPets { pets(first: 5, filter: { status: AVAILABLE }) { nodes { id name status category { name } inventory { quantity status } } pageInfo { hasNextPage endCursor } totalCount } }', 28],
     ['README curl', '{ pets(first: 3) { nodes { id name category { name } } } }', 8],
-    ['README PetById', '{ pet(id: "1") { id name categoryId status } }', 2],
+    ['docs/api.md PetById', '{ pet(id: "1") { id name categoryId status } }', 2],
     ['the bench Q1', '{ pet(id: "1") { id name category { name } } }', 3],
     ['the bench Q2', '{ pets(first: 50) { nodes { id name status category { id name } inventory { quantity } } } }', 152],
     ['a list view of 100 with everything a list shows', LIST_VIEW, 313],

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import request from 'supertest';
 import { EXAMPLE_OPERATION } from '../../src/graphql/explorer/example-operation';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { fencedBlocks } from '../helpers/docs';
 import { codes, gql } from '../helpers/gql';
 
 const STUDIO = 'https://studio.apollographql.com';
@@ -58,8 +57,7 @@ describe('outside production', () => {
   });
 
   it('opens with the README’s first query', async () => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    expect(/```graphql\n([\s\S]*?)```/.exec(readme)?.[1]).toBe(EXAMPLE_OPERATION);
+    expect(fencedBlocks('graphql', ['README.md'])[0]?.text).toBe(EXAMPLE_OPERATION);
     const page = await request(t.url).get('/graphql/explorer');
     expect(page.text).toContain(JSON.stringify(EXAMPLE_OPERATION));
   });
@@ -100,13 +98,12 @@ describe('outside production', () => {
     expect((await request(t.url).get('/graphql').query(query).set('Apollo-Require-Preflight', 'true')).status).toBe(200);
   });
 
-  it('runs every GraphQL example of the README as written', async () => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const examples = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]);
-    expect(examples.length).toBeGreaterThanOrEqual(2);
-    for (const example of examples) {
-      const result = await gql(t.url, example, undefined, { key: t.adminKey });
-      expect({ example, errors: result.errors }).toEqual({ example, errors: undefined });
+  it('runs every GraphQL example of the README and the guides as written', async () => {
+    const examples = fencedBlocks('graphql');
+    expect(examples.length).toBeGreaterThanOrEqual(4);
+    for (const { file, text } of examples) {
+      const result = await gql(t.url, text, undefined, { key: t.adminKey });
+      expect({ file, text, errors: result.errors }).toEqual({ file, text, errors: undefined });
     }
   });
 });

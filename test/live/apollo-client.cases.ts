@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** A front end's client as the README's "Live updates" shows it: HTTP and WebSocket behind a split link. */
+/** A front end's client as docs/live-updates.md shows it: HTTP and WebSocket behind a split link. */
 function frontEnd(key: string) {
   const socket = createClient({ url: wsUrl(t), webSocketImpl: WebSocket, connectionParams: { 'X-API-Key': key }, retryAttempts: 0 });
   const client = new ApolloClient({

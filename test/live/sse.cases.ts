@@ -217,7 +217,7 @@ describe('caps shared with WebSockets', () => {
   });
 });
 
-/** The README's link: Apollo Client 4 over graphql-sse's client. */
+/** The link of docs/front-end-clients.md: Apollo Client 4 over graphql-sse's client. */
 class SseLink extends ApolloLink {
   constructor(private readonly client: SseClient) {
     super();
@@ -234,7 +234,7 @@ class SseLink extends ApolloLink {
 }
 
 describe('Apollo Client', () => {
-  it('receives events through the README link, subscriptions split from HTTP', async () => {
+  it('receives events through the front-end guide’s link, subscriptions split from HTTP', async () => {
     const petId = await stockedPet(a, 4);
     const isSubscription = ({ query }: ApolloLink.Operation) => {
       const definition = getMainDefinition(query);

@@ -1,7 +1,7 @@
 import { FLOOD_INTERVAL_MS, FloodLog } from '../../src/logger';
 import { captureLog } from '../helpers/log-capture';
 
-/** README "Logs": floods of one refusal are one line and a count per interval, not a line each. */
+/** docs/operating.md, "Logs": floods of one refusal are one line and a count per interval, not a line each. */
 describe('FloodLog', () => {
   it('writes the first line of each key, then one line counting the rest of the interval', () => {
     const log = captureLog();
