@@ -28,8 +28,12 @@ withPgBouncer('session settings behind PgBouncer', () => {
   });
 
   it('refuses to start on sessions without the timeouts, saying how to set them', async () => {
+    const database = new URL(direct.url).pathname.slice(1);
     await expect(openPooled(await bouncer(0), direct)).rejects.toThrow(
-      /^Database error: sessions behind the pooler at DATABASE_URL run with statement_timeout off and idle_in_transaction_session_timeout off, where DATABASE_STATEMENT_TIMEOUT_MS is 5000 ms; .*ALTER DATABASE petstore_test_\w+ SET statement_timeout = 5000;/,
+      new RegExp(
+        '^Database error: sessions behind the pooler at DATABASE_URL run with statement_timeout off and idle_in_transaction_session_timeout off, ' +
+          `where DATABASE_STATEMENT_TIMEOUT_MS is 5000 ms; .*ALTER DATABASE ${database} SET statement_timeout = 5000;`,
+      ),
     );
   });
 
