@@ -203,6 +203,7 @@ describe('GraphQL over GET', () => {
 
 it('prints the conditional-request figures: status, bytes and quota used, first and repeated', async () => {
   const { key, id } = await createApiKey(t);
+  await setStock(t, petId, 1);
   await placeOrder(t, key, petId);
   const quotaLeft = async () => (await t.app.services.limiter.peek(`key:${id}`, planQuota(Plan.FREE))).windows[0].remaining;
   const cases: [string, string][] = [
