@@ -13,13 +13,14 @@ const CALLER_FIELDS = new Set(['apiKeys', 'order', 'orders', 'rateLimit']);
  * or selects a field answered per caller (an anonymous `rateLimit` is its address's), and
  * otherwise the anonymous catalogue, which any cache may keep and revalidate (`no-cache`).
  */
-export function cachePolicyPlugin<TContext extends { caller: Caller }>(): ApolloServerPlugin<TContext> {
+export function cachePolicyPlugin<TContext extends { caller?: Caller }>(): ApolloServerPlugin<TContext> {
   const listener = {
     async willSendResponse({ request, response, operation, document, contextValue }: GraphQLRequestContextWillSendResponse<TContext>) {
       if (request.http?.method !== 'GET' || operation?.operation !== 'query' || !document || response.body.kind !== 'single') return;
       const { data, errors } = response.body.singleResult;
       if (errors?.length || !data) return;
-      const personal = contextValue.caller.kind === 'key' || selectsCallerField(operation.selectionSet, document);
+      // A context that names no caller cannot be public: only an anonymous one can.
+      const personal = contextValue.caller?.kind !== 'anonymous' || selectsCallerField(operation.selectionSet, document);
       response.http.headers.set('cache-control', cacheControlOf(personal ? 'private' : 'public'));
     },
   };
