@@ -34,7 +34,7 @@ import { restRoutes } from './rest/rest.routes';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
 
-/** Response headers a browser app may read: quotas, deprecation, paging, tracing. */
+/** Response headers a browser app may read: quotas, deprecation, paging, tracing, validators. */
 const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
@@ -47,6 +47,7 @@ const EXPOSED_HEADERS = [
   'Link',
   'X-Total-Count',
   'X-Request-Id',
+  'ETag',
   NOT_STORED_HEADER,
 ];
 const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'];

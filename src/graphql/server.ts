@@ -12,6 +12,7 @@ import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
 import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
+import { cachePolicyPlugin } from './cache-policy.plugin';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
@@ -57,8 +58,8 @@ export async function startGraphQLServer(
     formatError: createErrorFormatter(logger),
     logger,
     plugins: [
-      // Cache hints and traces would wrap every field's resolver; the gateway sends no
-      // Cache-Control and reports to no Apollo Studio graph.
+      // Cache hints and traces would wrap every field's resolver; the gateway decides Cache-Control
+      // from the operation alone (cachePolicyPlugin) and reports to no Apollo Studio graph.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
@@ -66,6 +67,7 @@ export async function startGraphQLServer(
       queryLimitsPlugin(schema, config.maxQueryCost),
       textInputPlugin(),
       httpStatusPlugin(),
+      cachePolicyPlugin(),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
       // What a browser sees at /graphql; config.ts keeps it off in production and without introspection.

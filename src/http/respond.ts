@@ -3,7 +3,7 @@ import { type Failure, failureBody } from '../format-error';
 import type { Decision } from '../limits/limiter';
 import { rateLimitHeaders } from '../limits/rate-limit-headers';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The one writer of responses the gateway makes itself (every surface): the Error object of

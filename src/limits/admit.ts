@@ -84,6 +84,15 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
+  /**
+   * Gives back what `admit` counted for a request that turned out to count nothing (answered
+   * 304), and answers the decision for its rate-limit headers; undefined when nothing was counted.
+   */
+  async refund(identity: string, decision: Decision | undefined): Promise<Decision | undefined> {
+    if (this.options.limiting === false || decision === undefined) return decision;
+    return this.options.limiter.refund(identity, decision);
+  }
+
   /** Requests holding an in-flight slot, and waiting for one, over every identity (for the metrics). */
   inFlightTotals(): { running: number; waiting: number } {
     return this.inFlight.totals();

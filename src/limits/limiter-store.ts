@@ -31,6 +31,12 @@ export type StoreStatus = 'ok' | 'degraded';
 export interface LimiterStore {
   /** One atomic step: ban check, window check, then counting or refusal bookkeeping. */
   hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome>;
+  /**
+   * Gives back one request counted in each of `counted` (the windows as a hit reported them), in
+   * each still in the same run (same reset time) and above zero; the windows as they then stand.
+   * A window that freed or restarted since keeps its count: the request was not counted there.
+   */
+  refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]>;
   /** The windows as they stand, counting nothing. */
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]>;
   /** When the identity's ban ends, or null when it is not banned. */

@@ -7,6 +7,7 @@
  *   res.set(rateLimitHeaders(decision));
  *   if (decision.kind === 'limited') → 429 RATE_LIMITED; if 'banned' → 403 API_KEY_BANNED / CLIENT_BANNED
  *
+ *   limiter.refund(identity, decision) → the decision with its count given back (a 304 counts nothing)
  *   limiter.peek(identity, quota)   → QuotaView, counting nothing (the `rateLimit` query)
  *   limiter.bannedUntil(identity)   → epoch ms or null (an API key's `bannedUntil`)
  *   limiter.unban(identity)         → lifts the ban and forgets the refusals, not the windows
@@ -87,6 +88,18 @@ export class RateLimiter {
           retryAfterSeconds: secondsUntil(outcome.bannedUntil, now),
         };
     }
+  }
+
+  /**
+   * Gives back the request an `allowed` decision counted, in each window still in the run it was
+   * counted in, and answers the decision as the windows then stand: a request answered
+   * `304 Not Modified` counts nothing (docs/contract.md §10). A refusal counted nothing to give back.
+   */
+  async refund(identity: string, decision: Decision): Promise<Decision> {
+    if (decision.kind !== 'allowed') return decision;
+    const now = this.clock();
+    const windows = await this.store.refund(identity, decision.windows, now);
+    return { kind: 'allowed', windows, reported: firstToRunOut(windows), decidedAt: now };
   }
 
   async peek(identity: string, quota: Quota): Promise<QuotaView> {

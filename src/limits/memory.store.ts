@@ -85,6 +85,16 @@ export class MemoryLimiterStore implements LimiterStore {
     return { kind: 'limited', windows, refusedBy: refusing.name };
   }
 
+  async refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
+    const entry = this.entries.get(identity);
+    if (!entry) return counted.map((spec) => windowState(spec, 0, null, now));
+    for (const window of counted) {
+      const counter = entry.windows[window.name];
+      if (counter !== undefined && counter.resetAt === window.resetAt && counter.resetAt > now && counter.count > 0) counter.count -= 1;
+    }
+    return this.states(entry, counted, now);
+  }
+
   async peek(identity: string, specs: WindowSpec[], now: number): Promise<WindowState[]> {
     const entry = this.entries.get(identity);
     return entry ? this.states(entry, specs, now) : specs.map((spec) => windowState(spec, 0, null, now));

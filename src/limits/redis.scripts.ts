@@ -106,3 +106,23 @@ for i = 1, #KEYS do
 end
 return out
 `;
+
+/**
+ * KEYS: one hash per window. ARGV: now, then the reset each window had when the request was
+ * counted. Takes one off each window still in that run and above zero. Reply: count and reset
+ * of each afterwards (0, 0 when absent), as PEEK_SCRIPT's.
+ */
+export const REFUND_SCRIPT = `
+local now = tonumber(ARGV[1])
+local out = {}
+for i = 1, #KEYS do
+  local stored = redis.call('HMGET', KEYS[i], 'count', 'reset')
+  local count, reset = tonumber(stored[1]) or 0, tonumber(stored[2]) or 0
+  if reset > now and reset == tonumber(ARGV[1 + i]) and count > 0 then
+    count = redis.call('HINCRBY', KEYS[i], 'count', -1)
+  end
+  out[#out + 1] = count
+  out[#out + 1] = reset
+end
+return out
+`;

@@ -1,5 +1,5 @@
 import type { BanPolicy, LimiterStore, StoreOutcome } from './limiter-store';
-import { BAN_SCRIPT, HIT_SCRIPT, PEEK_SCRIPT } from './redis.scripts';
+import { BAN_SCRIPT, HIT_SCRIPT, PEEK_SCRIPT, REFUND_SCRIPT } from './redis.scripts';
 import type { RedisConnection } from './redis-client';
 import { type WindowSpec, type WindowState, windowState } from './window';
 
@@ -9,6 +9,7 @@ type Reply = (string | number)[];
 interface LimiterCommands {
   rateLimitHit(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<Reply>;
   rateLimitPeek(numKeys: number, ...keys: string[]): Promise<number[]>;
+  rateLimitRefund(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
   rateLimitBan(numKeys: number, key: string, now: number, untilMs: number): Promise<number>;
 }
 
@@ -29,6 +30,7 @@ export class RedisLimiterStore implements LimiterStore {
       redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
       redis.defineCommand('rateLimitPeek', { lua: PEEK_SCRIPT, readOnly: true });
       redis.defineCommand('rateLimitBan', { lua: BAN_SCRIPT });
+      redis.defineCommand('rateLimitRefund', { lua: REFUND_SCRIPT });
     }
     this.commands = redis as unknown as LimiterCommands;
   }
@@ -54,6 +56,13 @@ export class RedisLimiterStore implements LimiterStore {
       default:
         throw new Error(`expected allowed, limited or banned from the hit script, got ${String(kind)}`);
     }
+  }
+
+  async refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
+    const at = Math.trunc(now);
+    const keys = counted.map((window) => this.key(identity, window.name));
+    const raw = await this.commands.rateLimitRefund(keys.length, ...keys, at, ...counted.map((window) => Math.trunc(window.resetAt)));
+    return states(counted, raw.map(Number), at);
   }
 
   async peek(identity: string, specs: WindowSpec[], now: number): Promise<WindowState[]> {

@@ -79,6 +79,10 @@ export class ResilientLimiterStore implements LimiterStore {
     );
   }
 
+  /** Where Redis answers now: a count made in memory during an outage is not Redis's, and the other way round (the reset times differ). */
+  refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
+    return this.run((store) => store.refund(identity, counted, now));
+  }
 
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]> {
     return this.run((store) => store.peek(identity, this.shareOf(store, windows), now));

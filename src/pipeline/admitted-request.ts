@@ -12,4 +12,6 @@ export interface AdmittedRequest {
   readonly identity: string;
   readonly decision?: Decision;
   readonly services: Services;
+  /** Gives back the count admission took, and rewrites the rate-limit headers: the request is answered 304. */
+  readonly refund: () => Promise<void>;
 }

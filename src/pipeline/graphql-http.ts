@@ -13,6 +13,7 @@ import type { TrustedDocuments } from '../graphql/trusted-documents';
 import { preferredType, refuseUnlessJson } from '../http/media-types';
 import { parseJsonBody, readBody } from '../http/read-body';
 import type { RequestState } from '../http/request-log';
+import { writeCacheable } from '../http/conditional';
 import { writeJson } from '../http/respond';
 import type { Logger } from '../logger';
 import { methodNotAllowed, notAcceptable } from '../refusals';
@@ -99,8 +100,13 @@ export function graphqlOverHttp({ apollo, prepared, trusted, registrations, logg
     }
     const contextValue = createContext(request.caller, request.services, request.decision);
     const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest: { method, headers, search, body }, context: () => Promise.resolve(contextValue) });
-    if (response.body.kind === 'complete') writeComplete(res, response, response.body.string);
-    else await writeIncremental(res, response, response.body.asyncIterator);
+    if (response.body.kind !== 'complete') return writeIncremental(res, response, response.body.asyncIterator);
+    // A query's whole answer over GET that graphql/cache-policy.plugin said may be kept: tagged, and 304 when it matches.
+    const cacheControl = method === 'GET' && (response.status ?? 200) === 200 ? response.headers.get('cache-control') : undefined;
+    const type = response.headers.get('content-type');
+    if (cacheControl === undefined || type === undefined) return writeComplete(res, response, response.body.string);
+    writeHead(res, response);
+    await writeCacheable(res, { type, body: response.body.string, cacheControl, vary: ['Accept'] }, request.refund);
   };
 
   /** A prepared document's validation errors, as Apollo would send its own: 400, through the one formatter. */

@@ -96,7 +96,11 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     if (malformed) throw malformed;
     if (unverified) throw unverified;
     const { requestId } = state;
-    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope) };
+    const refund = async () => {
+      const refunded = await p.admitter.refund(identity, admitted.decision);
+      if (refunded) writeRateLimitHeaders(res, refunded);
+    };
+    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope), refund };
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {

@@ -8,17 +8,19 @@ import type { Services } from '../context';
 import { ApiError, notFound } from '../errors';
 import { methodNotAllowed, notAcceptable } from '../refusals';
 import { preferredType } from '../http/media-types';
-import { setHeaders, writeJson } from '../http/respond';
+import { cacheControlOf, type NotModifiedHook, writeCacheable } from '../http/conditional';
+import { JSON_TYPE, setHeaders, writeJson } from '../http/respond';
 import { orderScopeOf } from '../store/order-scope';
 import { PETS_DEPRECATED_AT, deprecation } from './deprecation';
 import { buildOpenApiDocument } from './openapi';
 import { booleanParam, idParam, integerParam } from './query-params';
 import { restOrder, restPet } from './serialize';
 
-/** What a route needs of its request: who sent it and the services as this request uses them. */
+/** What a route needs of its request: who sent it, the services as this request uses them, and how a 304 gives back its count. */
 export interface RestRequest {
   caller: Caller;
   services: Services;
+  refund: NotModifiedHook;
 }
 
 interface RestCall {
@@ -76,7 +78,9 @@ export function restRoutes(config: Pick<Config, 'petsSunset'>): { match(path: st
         const id = parseId(decodeParam(raw ?? ''), 'petId');
         const [pet] = await request.services.pets.findByIds([id]);
         if (!pet) throw notFound(`Pet ${id}`);
-        writeJson(res, 200, restPet(pet));
+        // The pet reads the same for everyone; an answer to a key is still the key's own to keep.
+        const cacheControl = cacheControlOf(request.caller.kind === 'key' ? 'private' : 'public');
+        await writeCacheable(res, { type: JSON_TYPE, body: JSON.stringify(restPet(pet)), cacheControl }, request.refund);
       },
     },
     {
@@ -90,8 +94,8 @@ export function restRoutes(config: Pick<Config, 'petsSunset'>): { match(path: st
         const limit = integerParam(query, 'limit', { min: 1, max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
         const offset = integerParam(query, 'offset', { min: 0, max: MAX_REST_OFFSET, fallback: 0 });
         const { orders, total } = await request.services.orders.slice(scope, filter, { limit, offset });
-        res.setHeader('X-Total-Count', String(total));
-        writeJson(res, 200, orders.map(restOrder));
+        const tagged = { 'X-Total-Count': String(total) };
+        await writeCacheable(res, { type: JSON_TYPE, body: JSON.stringify(orders.map(restOrder)), cacheControl: cacheControlOf('private'), tagged }, request.refund);
       },
     },
     {

@@ -177,3 +177,22 @@ describe('RateLimiter bans', () => {
     expect(await limiter.check('ip:127.0.0.1', FREE)).toMatchObject({ kind: 'allowed' });
   });
 });
+
+describe('RateLimiter refund', () => {
+  it('answers an allowed decision as the windows stand once its count is given back, at the clock of the refund', async () => {
+    const [, second] = await checks(2);
+    clock.advance(5_000);
+    const refunded = await limiter.refund(ID, second);
+    expect(refunded).toMatchObject({ kind: 'allowed', decidedAt: T0 + 5_000, reported: { name: 'minute', remaining: 59, resetAt: T0 + MINUTE_MS } });
+    expect(left(refunded)).toEqual({ minute: 59, day: 999 });
+    expect(rateLimitHeaders(refunded)).toMatchObject({ 'X-RateLimit-Remaining': '59', RateLimit: '"minute";r=59;t=55, "day";r=999;t=86395' });
+  });
+
+  it('gives nothing back for a refusal, which counted nothing', async () => {
+    const [, , refused] = await checks(3, { perMinute: 2, perDay: 10 });
+    expect(refused.kind).toBe('limited');
+    expect(await limiter.refund(ID, refused)).toBe(refused);
+    expect(left(await limiter.peek(ID, { perMinute: 2, perDay: 10 }))).toEqual({ minute: 0, day: 8 });
+  });
+});
+

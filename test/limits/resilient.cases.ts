@@ -66,6 +66,7 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
   let limiter: RateLimiter;
   let log: CapturedLog;
   let current: Rig;
+  let madeInMemory: Decision;
 
   beforeAll(async () => {
     current = await rig(BAN);
@@ -80,6 +81,14 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
     expect(await sharedRemaining(server.url, prefix, 'key:shared')).toBe(2);
   });
 
+  it('gives a refund back in Redis while it answers', async () => {
+    await limiter.check('key:refund', QUOTA);
+    const counted = await limiter.check('key:refund', QUOTA);
+    expect(await sharedRemaining(server.url, prefix, 'key:refund')).toBe(3);
+    expect((await limiter.refund('key:refund', counted)).reported.remaining).toBe(4);
+    expect(await sharedRemaining(server.url, prefix, 'key:refund')).toBe(4);
+  });
+
   it('answers every request from memory once Redis is killed', async () => {
     await server.kill();
     const results: Decision[] = [];
@@ -91,6 +100,13 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
     ]);
     expect(stores.store.status()).toBe('degraded');
     expect(log.messages('warn')).toHaveLength(1);
+  });
+
+  it('gives a refund back in memory during the outage', async () => {
+    const counted = await limiter.check('key:refund', QUOTA);
+    expect(counted.reported.remaining).toBe(4);
+    expect((await limiter.refund('key:refund', counted)).reported.remaining).toBe(5);
+    madeInMemory = await limiter.check('key:refund', QUOTA);
   });
 
   it('keeps field limits working from memory during the outage', async () => {
@@ -107,6 +123,13 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
     expect(log.messages('warn')).toHaveLength(1);
     for (let i = 0; i < 4; i++) expect((await limiter.check('key:after', QUOTA)).kind).toBe('allowed');
     expect(await sharedRemaining(server.url, prefix, 'key:after')).toBe(1);
+  });
+
+  it('gives Redis nothing back for a count made in memory during the outage: its window is another', async () => {
+    // The restarted redis-server kept nothing: this count starts the identity's window there anew.
+    expect((await limiter.check('key:refund', QUOTA)).reported.remaining).toBe(4);
+    expect((await limiter.refund('key:refund', madeInMemory)).reported.remaining).toBe(4);
+    expect(await sharedRemaining(server.url, prefix, 'key:refund')).toBe(4);
   });
 });
 

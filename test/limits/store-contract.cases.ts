@@ -106,6 +106,46 @@ for (const [name, makeSubject, suite] of subjects) suite(`${name} limiter store`
     expect(remaining(await store.hit(id, specs(3, 5), T0 + 10, NO_BANS))).toEqual([1, 3]);
   });
 
+  describe('refund (a request answered 304 counts nothing)', () => {
+    it('gives back one request in both windows, leaving them as before the hit', async () => {
+      await store.hit(id, specs(3, 5), T0, NO_BANS);
+      const counted = await store.hit(id, specs(3, 5), T0 + 1_000, NO_BANS);
+      expect(remaining(counted)).toEqual([1, 3]);
+      const refunded = await store.refund(id, counted.windows, T0 + 2_000);
+      expect(refunded).toEqual([
+        { name: 'minute', limit: 3, lengthMs: MINUTE_MS, remaining: 2, resetAt: T0 + MINUTE_MS },
+        { name: 'day', limit: 5, lengthMs: DAY_MS, remaining: 4, resetAt: T0 + DAY_MS },
+      ]);
+      expect(await store.peek(id, specs(3, 5), T0 + 2_000)).toEqual(refunded);
+    });
+
+    it('makes room again in a full window', async () => {
+      const outcomes = await hits(store, id, specs(2, 5), T0, 2);
+      expect((await store.hit(id, specs(2, 5), T0 + 1, NO_BANS)).kind).toBe('limited');
+      await store.refund(id, outcomes[1].windows, T0 + 2);
+      expect((await store.hit(id, specs(2, 5), T0 + 3, NO_BANS)).kind).toBe('allowed');
+    });
+
+    it('gives nothing back to a window that freed and started again since the count', async () => {
+      const [counted] = await hits(store, id, specs(3, 5), T0, 1);
+      const restarted = await store.hit(id, specs(3, 5), T0 + MINUTE_MS, NO_BANS);
+      expect(remaining(restarted)).toEqual([2, 3]);
+      // The minute window now running did not count the refunded request; the day window did.
+      expect(remaining({ windows: await store.refund(id, counted.windows, T0 + MINUTE_MS + 1) })).toEqual([2, 4]);
+    });
+
+    it('gives back nothing to a freed window, an unknown identity, or below zero', async () => {
+      const [counted] = await hits(store, id, specs(3, 5), T0, 1);
+      expect(remaining({ windows: await store.refund(id, counted.windows, T0 + MINUTE_MS) })).toEqual([3, 5]);
+      expect(remaining({ windows: await store.refund(freshIdentity(), counted.windows, T0) })).toEqual([3, 5]);
+      const other = freshIdentity();
+      const [once] = await hits(store, other, specs(3, 5), T0, 1);
+      await store.refund(other, once.windows, T0 + 1);
+      expect(remaining({ windows: await store.refund(other, once.windows, T0 + 2) })).toEqual([3, 5]);
+      expect(remaining(await store.hit(other, specs(3, 5), T0 + 3, NO_BANS))).toEqual([2, 4]);
+    });
+  });
+
   it('frees a window exactly at its reset time, not a millisecond before', async () => {
     await hits(store, id, specs(3, 5), T0, 3);
     const before = await store.hit(id, specs(3, 5), T0 + MINUTE_MS - 1, NO_BANS);
