@@ -2,7 +2,7 @@ import { ClassType, Field, Int, ObjectType, registerEnumType } from 'type-graphq
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
 
-@ObjectType({ description: 'Where a page ends, and whether another follows.' })
+@ObjectType({ description: 'Where a page ends, and whether another follows.', simpleResolvers: true })
 export class PageInfo {
   @Field(() => Boolean, { description: 'True when more items follow this page.' })
   hasNextPage!: boolean;
@@ -42,7 +42,7 @@ export interface ConnectionValue<T> {
 
 /** A cursor connection type for `Node`, named `<Node>Connection` with `<Node>Edge` edges. */
 export function Connection<T extends object>(Node: ClassType<T>, noun: string, plural = `${noun}s`) {
-  @ObjectType(`${Node.name}Edge`, { description: `One ${noun} in a page, with its cursor.` })
+  @ObjectType(`${Node.name}Edge`, { description: `One ${noun} in a page, with its cursor.`, simpleResolvers: true })
   class Edge {
     @Field(() => String, { description: `The cursor of this ${noun}.` })
     cursor!: string;
@@ -51,7 +51,7 @@ export function Connection<T extends object>(Node: ClassType<T>, noun: string, p
     node!: T;
   }
 
-  @ObjectType()
+  @ObjectType({ simpleResolvers: true })
   abstract class ConnectionType implements ConnectionValue<T> {
     @Field(() => [Edge], { description: `The ${plural} of this page, each with its cursor.` })
     edges!: Edge[];

@@ -1,4 +1,4 @@
-import type { Scope } from '../common/scope';
+import type { AbortWatch, Scope } from '../common/scope';
 import { ApiError, type RequestRefusal } from '../errors';
 import { databaseBusy } from '../refusals';
 import type { Budget } from '../sql/statements';
@@ -46,18 +46,18 @@ export class Slots {
 
   /**
    * Waits for a slot, at most `timeoutMs` (then rejects with SlotWaitTimeout), leaving the queue
-   * at once when `signal` aborts (rejecting with its reason); the returned function frees the
+   * at once when `client` aborts (rejecting with its reason); the returned function frees the
    * slot (once).
    */
-  async take(timeoutMs = Infinity, signal?: AbortSignal): Promise<() => void> {
-    signal?.throwIfAborted();
+  async take(timeoutMs = Infinity, client?: AbortWatch): Promise<() => void> {
+    if (client?.aborted) throw client.reason;
     if (this.running < this.size) this.running += 1;
     else {
       const freedBefore = this.freed;
       await new Promise<void>((resolve, reject) => {
         const settle = () => {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
+          stopListening?.();
         };
         const leaveQueue = () => {
           const at = this.waiting.indexOf(waiter);
@@ -70,7 +70,7 @@ export class Slots {
         };
         const onAbort = () => {
           leaveQueue();
-          reject(signal?.reason);
+          reject(client?.reason);
         };
         const timer = Number.isFinite(timeoutMs)
           ? setTimeout(() => {
@@ -78,7 +78,7 @@ export class Slots {
               reject(new SlotWaitTimeout(timeoutMs, this.freed !== freedBefore));
             }, timeoutMs)
           : undefined;
-        signal?.addEventListener('abort', onAbort, { once: true });
+        const stopListening = client?.onAbort(onAbort);
         this.waiting.push(waiter);
       });
     }
@@ -150,8 +150,8 @@ export class StatementBudget implements Budget {
   }
 
   /** Aborted when the request's client goes: its running statements are cancelled. */
-  get signal(): AbortSignal | undefined {
-    return this.allowance.scope?.signal;
+  get client(): AbortWatch | undefined {
+    return this.allowance.scope;
   }
 
   /** Takes one statement, waiting for a slot; the returned function frees the slot. */
@@ -171,7 +171,7 @@ export class StatementBudget implements Budget {
     try {
       // A turn is waited for at most as long as a statement may run.
       const { scope } = this.allowance;
-      const free = await this.allowance.slots().take(this.allowance.waitMs, scope?.signal);
+      const free = await this.allowance.slots().take(this.allowance.waitMs, scope);
       return scope ? scope.defer(free) : free;
     } catch (error) {
       if (!(error instanceof SlotWaitTimeout)) throw error;

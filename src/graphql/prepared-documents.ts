@@ -7,8 +7,14 @@ import { withoutConditionalSubscriptionRoots } from './subscription-root';
 
 /** Documents validated here and handed to Apollo as sent; more than this (or more text) are validated again. */
 const PREPARED_DOCUMENTS = 500;
-/** Documents known to need no preparation, by hash: more than this are looked at again. */
+/** Documents known to need no preparation: more than this (or more text) are looked at again. */
 const PLAIN_DOCUMENTS = 5_000;
+const PLAIN_DOCUMENT_CHARS = 1 << 20;
+/**
+ * Texts up to this long are known by themselves, so that the usual request (a short document
+ * seen before) hashes nothing here (Apollo hashes it for its own store); longer ones by hash.
+ */
+const KNOWN_BY_TEXT_CHARS = 2_000;
 /**
  * Selections an operation may request once its fragments are expanded: Apollo's own bound
  * (`maxRecursiveSelections: true`), which its validation applies and a prepared document skips.
@@ -32,7 +38,7 @@ export const MAX_RECURSIVE_SELECTIONS = 10_000_000;
  */
 export class PreparedDocuments {
   private readonly prepared = new LRUCache<string, DocumentNode>({ max: PREPARED_DOCUMENTS, maxSize: MAX_CACHED_DOCUMENT_CHARS, sizeCalculation: sourceLength });
-  private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS });
+  private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS, maxSize: PLAIN_DOCUMENT_CHARS, sizeCalculation: (_, key) => key.length });
   private readonly rules: readonly ValidationRule[];
 
   constructor(
@@ -65,23 +71,29 @@ export class PreparedDocuments {
    * validation in that form, empty when it is valid and in the store. Each text is looked at once.
    */
   prepare(source: string): readonly GraphQLError[] | undefined {
-    const hash = createHash('sha256').update(source).digest('hex');
-    if (this.plain.has(hash)) return undefined;
-    if (this.prepared.has(hash)) return [];
+    const byText = source.length <= KNOWN_BY_TEXT_CHARS;
+    const hash = byText ? undefined : sha256(source);
+    const plainKey = hash ?? source;
+    if (this.plain.has(plainKey)) return undefined;
+    const key = hash ?? sha256(source);
+    if (this.prepared.has(key)) return [];
     let document: DocumentNode;
     try {
       document = parse(source);
     } catch {
-      return void this.plain.set(hash, true);
+      return void this.plain.set(plainKey, true);
     }
     const checked = withoutConditionalSubscriptionRoots(withoutRepeatedSelections(document));
-    if (checked === document) return void this.plain.set(hash, true);
+    if (checked === document) return void this.plain.set(plainKey, true);
     const errors = [...validate(this.schema, checked, this.rules, { hideSuggestions: this.hideSuggestions })];
     if (errors.length === 0) errors.push(...tooManyRecursiveSelections(document, MAX_RECURSIVE_SELECTIONS));
-    if (errors.length === 0) this.prepared.set(hash, document);
+    if (errors.length === 0) this.prepared.set(key, document);
     return errors;
   }
 }
+
+/** Apollo's key for a text in its document store (without its schema prefix). */
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The document with each selection set's exact repeats left out; the same object when it has none. */
 export function withoutRepeatedSelections(document: DocumentNode): DocumentNode {

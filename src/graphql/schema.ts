@@ -1,7 +1,7 @@
 import { type GraphQLSchema, lexicographicSortSchema, specifiedDirectives } from 'graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { type NonEmptyArray, type PubSub, buildSchema } from 'type-graphql';
+import { type NonEmptyArray, type PubSub, buildSchema, getMetadataStorage } from 'type-graphql';
 import { RateLimitResolver } from '../auth/rate-limit.resolver';
 import { ApiKeyResolver } from '../auth/api-key.resolver';
 import { authChecker } from '../auth/auth-checker';
@@ -32,8 +32,8 @@ export function buildGatewaySchema(): Promise<GraphQLSchema> {
 }
 
 /** How the gateway turns resolver classes into a schema: scalars, validation, auth and directives. */
-export function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
-  return buildSchema({
+export async function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
+  const schema = await buildSchema({
     resolvers,
     scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
     // TypeGraphQL 2 validates nothing unless asked; optional fields opt out one by one.
@@ -44,6 +44,26 @@ export function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise<Graph
     directives: [...specifiedDirectives, stabilityDirective, rateLimitDirective],
     pubSub: NO_SHARED_PUBSUB,
   });
+  refuseUncheckedSimpleFields();
+  return schema;
+}
+
+/**
+ * The types read item by item (pets, categories, stock, orders, pages) are marked with
+ * TypeGraphQL's `simpleResolvers`: their plain property fields resolve with graphql-js's default
+ * resolver rather than a TypeGraphQL wrapper per field of every item. That option also drops a
+ * field's auth check and middleware, so a type holding a field with either fails the build
+ * instead of serving it unchecked. Fields with a resolver method keep their wrapper and checks.
+ */
+function refuseUncheckedSimpleFields(): void {
+  for (const type of getMetadataStorage().objectTypes) {
+    if (!type.simpleResolvers) continue;
+    for (const field of type.fields ?? []) {
+      if (field.roles || field.middlewares?.length) {
+        throw new Error(`${type.name}.${field.name}: expected no @Authorized or middleware on a field of a type with simpleResolvers`);
+      }
+    }
+  }
 }
 
 /**

@@ -70,7 +70,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if (admissionOf) {
       const admission = admissionOf(caller);
       if (!(await this.inFlight.enter(identity, admission, scope))) {
-        if (scope.signal.aborted) return {};
+        if (scope.aborted) return {};
         const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
         const refused = inFlightFull(admission.max);
         const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };

@@ -37,7 +37,7 @@ export class InFlight {
    * wait ran out or the scope was aborted. A free slot is taken before anything awaits.
    */
   enter(identity: string, admission: Admission, scope: Scope): Promise<boolean> {
-    if (scope.signal.aborted) return Promise.resolve(false);
+    if (scope.aborted) return Promise.resolve(false);
     if (this.tryEnter(identity, admission.max, scope)) return Promise.resolve(true);
     const queue = this.waiting.get(identity) ?? [];
     if (queue.length >= admission.queue) return Promise.resolve(false);
@@ -46,7 +46,7 @@ export class InFlight {
     return new Promise((resolve) => {
       const settle = (admitted: boolean) => {
         clearTimeout(timer);
-        scope.signal.removeEventListener('abort', leaveQueue);
+        stopListening();
         resolve(admitted);
       };
       const waiter: Waiter = () => {
@@ -58,7 +58,7 @@ export class InFlight {
         settle(false);
       };
       const timer = setTimeout(leaveQueue, admission.waitMs);
-      scope.signal.addEventListener('abort', leaveQueue, { once: true });
+      const stopListening = scope.onAbort(leaveQueue);
       queue.push(waiter);
       this.waiters += 1;
     });

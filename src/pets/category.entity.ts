@@ -4,7 +4,7 @@ import { DESCRIPTION_MAX, NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 
 @Entity('categories')
-@ObjectType({ description: 'A kind of animal the store sells, such as dogs or cats.' })
+@ObjectType({ description: 'A kind of animal the store sells, such as dogs or cats.', simpleResolvers: true })
 export class Category {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })

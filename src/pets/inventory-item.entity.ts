@@ -10,7 +10,7 @@ import { PetStatus } from './pet-status';
 @Index('IDX_inventory_items_status_pet_id', ['status', 'petId'])
 // The floor is the invariant no concurrency may break; the ceiling bounds what an admin may set.
 @Check('inventory_never_negative', '"quantity" >= 0')
-@ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it." })
+@ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it.", simpleResolvers: true })
 export class InventoryItem {
   @PrimaryColumn({ name: 'pet_id', type: 'bigint' })
   @Field(() => Int64ID, { description: 'ID of the animal this entry tracks.' })

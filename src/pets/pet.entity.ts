@@ -10,7 +10,7 @@ import { PetStatus } from './pet-status';
 // Keyset pages of a category or a status (migration FilteredPageIndexes).
 @Index('IDX_pets_category_id_id', ['categoryId', 'id'])
 @Index('IDX_pets_status_id', ['status', 'id'])
-@ObjectType({ description: 'An animal in the catalogue.' })
+@ObjectType({ description: 'An animal in the catalogue.', simpleResolvers: true })
 export class Pet {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   @Field(() => Int64ID, { description: 'Unique identifier assigned on creation.' })

@@ -87,9 +87,9 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const pending = p.identify(req);
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     if (caller.kind === 'key') state.keyId = caller.key.id;
-    if (scope.signal.aborted) return undefined;
+    if (scope.aborted) return undefined;
     const admitted = await p.admitter.admit(caller, identity, scope);
-    if (scope.signal.aborted) return undefined;
+    if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
     if (admitted.refusal) throw admitted.refusal;
     const malformed = malformedHttp(req);

@@ -1,4 +1,5 @@
 import type { Client, PoolClient, QueryResultRow } from 'pg';
+import type { AbortWatch } from '../common/scope';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { cancelRunning } from './cancel';
 import { poolOf } from './pool';
@@ -11,7 +12,7 @@ export interface Budget {
   /** Charges `ms` a statement held its connection. */
   charge(ms: number): void;
   /** Aborted when the request's client has gone: its statement is cancelled, the next not started. */
-  readonly signal?: AbortSignal;
+  readonly client?: AbortWatch;
 }
 
 /**
@@ -83,11 +84,11 @@ export class Statements {
     release: (connection: C, error?: Error) => unknown,
     work: (connection: C) => Promise<T>,
   ): Promise<T> {
-    const signal = this.budget?.signal;
+    const client = this.budget?.client;
     let free: (() => void) | undefined;
     try {
       free = await this.budget?.acquire();
-      const connection = await connectUnlessAborted(connect, release, signal);
+      const connection = await connectUnlessAborted(connect, release, client);
       // The statement's time is what it holds a connection, not what it waited for one.
       const connectedAt = performance.now();
       let cancelled = false;
@@ -95,7 +96,7 @@ export class Statements {
         cancelled = true;
         cancelRunning(connection);
       };
-      signal?.addEventListener('abort', cancel, { once: true });
+      const stopListening = client?.onAbort(cancel);
       let failure: Error | undefined;
       try {
         return await work(connection);
@@ -103,13 +104,13 @@ export class Statements {
         if (error instanceof Error) failure = error;
         throw error;
       } finally {
-        signal?.removeEventListener('abort', cancel);
+        stopListening?.();
         this.budget?.charge(performance.now() - connectedAt);
         // A cancel may land after the statement has ended: the connection is never reused, lest it cancel another's.
         await release(connection, cancelled ? new StatementCancelled() : failure);
       }
     } catch (error) {
-      throw signal?.aborted && error === signal.reason ? new StatementCancelled() : error;
+      throw client?.aborted && error === client.reason ? new StatementCancelled() : error;
     } finally {
       free?.();
     }
@@ -134,23 +135,22 @@ export class StatementCancelled extends Error {
  * (every one busy) cannot be taken out of pg's queue, so the connection it gets later goes
  * straight back.
  */
-function connectUnlessAborted<C>(connect: () => Promise<C>, release: (connection: C) => unknown, signal?: AbortSignal): Promise<C> {
-  if (!signal) return connect();
-  signal.throwIfAborted();
+function connectUnlessAborted<C>(connect: () => Promise<C>, release: (connection: C) => unknown, client?: AbortWatch): Promise<C> {
+  if (!client) return connect();
+  if (client.aborted) return Promise.reject(client.reason);
   const connecting = connect();
   return new Promise<C>((resolve, reject) => {
-    const onAbort = () => {
-      reject(signal.reason);
+    const stopListening = client.onAbort(() => {
+      reject(client.reason);
       connecting.then(release, () => undefined);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     connecting.then(
       (connection) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(connection);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(error);
       },
     );

@@ -8,7 +8,7 @@ import { Pet } from '../pets/pet.entity';
 @Entity('orders')
 @Check('order_quantity_range', `"quantity" >= 1 AND "quantity" <= ${MAX_ORDER_QUANTITY}`)
 @Index(['apiKeyId', 'id'])
-@ObjectType({ description: 'An order for units of one pet, placed by an API key.' })
+@ObjectType({ description: 'An order for units of one pet, placed by an API key.', simpleResolvers: true })
 export class Order {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   @Field(() => Int64ID, { description: 'Unique order identifier.' })

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, execFileSync, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { ServerStats } from './server-stats';
 
 export interface BenchServer {
@@ -10,12 +10,23 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The V8 heap flags `npm start` gives the gateway (package.json): every gateway contender (a
+ * gateway.server.js, this checkout's or a baseline's) runs with them, as deployed; the peers keep
+ * Node's defaults.
+ */
+function gatewayHeapFlags(): string[] {
+  const packageJson = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return packageJson.scripts.start.split(/\s+/).filter((word) => word.startsWith('--max-'));
+}
+
 /** Starts a bench server script (compiled, relative to this file) and waits for its port. */
 export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
   // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayHeapFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

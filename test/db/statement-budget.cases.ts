@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { DatabaseTime } from '../../src/db/database-time';
-import { Scope } from '../../src/common/scope';
+import { Scope, watchSignal } from '../../src/common/scope';
 import { IdentitySlots, Slots, SlotWaitTimeout, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
 import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
@@ -50,7 +50,7 @@ describe('Slots', () => {
     const slots = registry.of('ip:1', 1);
     const free = await slots.take();
     const client = new AbortController();
-    const abandoned = slots.take(1_000, client.signal).catch((error: unknown) => error);
+    const abandoned = slots.take(1_000, watchSignal(client.signal)).catch((error: unknown) => error);
     const next = slots.take(1_000);
     client.abort(new Error('gone'));
     expect(await abandoned).toEqual(new Error('gone'));
@@ -58,7 +58,7 @@ describe('Slots', () => {
     free();
     (await next)();
     expect(registry.taken()).toBe(0);
-    await expect(slots.take(1_000, client.signal)).rejects.toThrow('gone');
+    await expect(slots.take(1_000, watchSignal(client.signal))).rejects.toThrow('gone');
   });
 
   it('gives a statement slot back when its request’s scope ends, however the statement ends', async () => {

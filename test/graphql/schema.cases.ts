@@ -6,6 +6,7 @@ import {
   isInputObjectType,
   isInterfaceType,
   isObjectType,
+  type GraphQLObjectType,
   isSpecifiedScalarType,
   isIntrospectionType,
 } from 'graphql';
@@ -41,4 +42,22 @@ it('describes every type, field, argument and enum value', async () => {
     }
   }
   expect(missing).toEqual([]);
+});
+
+it('reads the plain fields of the types served item by item with no per-field wrapper, and keeps the resolvers of the rest', async () => {
+  const schema = await buildGatewaySchema();
+  const wrapped = (type: string) =>
+    Object.values((schema.getType(type) as GraphQLObjectType).getFields())
+      .filter((field) => field.resolve)
+      .map((field) => field.name);
+  // Each of these types' other fields is a stored property: graphql-js's default resolver reads it.
+  expect(wrapped('Pet')).toEqual(['category', 'inventory']);
+  expect(wrapped('Category')).toEqual(['pets']);
+  expect(wrapped('InventoryItem')).toEqual(['pet']);
+  expect(wrapped('Order')).toEqual(['pet']);
+  expect(wrapped('PetConnection')).toEqual(['totalCount', 'totalCountPrecision']);
+  expect(wrapped('PetEdge')).toEqual([]);
+  expect(wrapped('PageInfo')).toEqual([]);
+  // Types left as they were: every field through TypeGraphQL's wrapper.
+  expect(wrapped('ApiKey').length).toBe(Object.keys((schema.getType('ApiKey') as GraphQLObjectType).getFields()).length);
 });

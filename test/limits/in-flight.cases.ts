@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { ADMISSION_WAIT_MS, admissionOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
-import { Scope } from '../../src/common/scope';
+import { ClientGone, Scope } from '../../src/common/scope';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
 import pino from 'pino';
 import { Admitter } from '../../src/limits/admit';
@@ -210,5 +210,28 @@ describe('requests in flight per identity, through HTTP', () => {
     for (let i = 0; i < 10; i += 1) expect((await send({ query: '{ nope }' })).status).toBe(400);
     const answers = await Promise.all(Array.from({ length: max }, () => send(query())));
     expect(answers.map((answer) => answer.status)).toEqual(Array(max).fill(200));
+  });
+});
+
+describe('Scope', () => {
+  it('tells its listeners and its signal, made before or after, once when the client goes; a listener taken back hears nothing', () => {
+    const scope = new Scope();
+    const heard: string[] = [];
+    scope.onAbort(() => heard.push('first'));
+    const stop = scope.onAbort(() => heard.push('taken back'));
+    const early = scope.signal;
+    stop();
+    expect(scope.aborted).toBe(false);
+    scope.abort();
+    scope.abort();
+    expect(heard).toEqual(['first']);
+    expect(early.aborted).toBe(true);
+    expect(early.reason).toBe(scope.reason);
+    expect(scope.reason).toBeInstanceOf(ClientGone);
+    // A signal asked for after the abort is born aborted, with the same reason.
+    const late = new Scope();
+    late.abort();
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toBe(late.reason);
   });
 });

@@ -123,7 +123,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     ticket.settle();
     // The client went away meanwhile: its places are given back already, and nothing is counted.
-    if (scope.signal.aborted) return undefined;
+    if (scope.aborted) return undefined;
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (unverified) {
       // An invalid key: counted against the address as an HTTP request is, then refused.
@@ -161,7 +161,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     const who = await admit(req, res, ticket, address, state, scope);
     if (!who) return;
     const params = await streamParams(req, search);
-    if (scope.signal.aborted) return;
+    if (scope.aborted) return;
 
     const result = await traceOperation(params.operationName, () => prepareSubscription(
       steps,
@@ -191,7 +191,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
 
   /** Hands the prepared source to graphql-sse and writes what it yields until either side ends. */
   const stream = async (req: IncomingMessage, res: ServerResponse, context: StreamContext, who: { caller: Caller; identity: string; rawKeys: string[] }, query: string, scope: Scope) => {
-    if (scope.signal.aborted) return;
+    if (scope.aborted) return;
     const headers = { get: (name: string) => (name === 'accept' ? 'text/event-stream' : name === 'content-type' ? 'application/json' : null) };
     const [body, init] = await handler({ method: 'POST', url: STREAM_PATH, headers, body: { query }, raw: req, context });
     for (const [name, value] of Object.entries(init.headers ?? {})) if (name !== 'content-encoding') res.setHeader(name, value);
