@@ -1,5 +1,3 @@
-import { PETS } from './fixture';
-
 /**
  * What the `crowd` scenario sends (crowd.ts). A crowd member's document is one of two shapes,
  * repeated in as many aliases as the cost limit admits, each alias with a text of its own so that
@@ -39,5 +37,5 @@ export function crowdRequestBody(document: CrowdDocument): string {
 
 const VICTIM = 'query Victim($id: ID!) { pet(id: $id) { name category { name } } }';
 
-/** A paying client's read of one pet, chosen at random. */
-export const victimRequestBody = () => JSON.stringify({ query: VICTIM, variables: { id: String(1 + Math.floor(Math.random() * PETS)) } });
+/** A paying client's read of one pet, chosen at random of `pets`. */
+export const victimRequestBody = (pets: number) => JSON.stringify({ query: VICTIM, variables: { id: String(1 + Math.floor(Math.random() * pets)) } });

@@ -4,9 +4,9 @@ import { performance } from 'node:perf_hooks';
 import { Plan, PLAN_LIMITS } from '../../src/auth/plans';
 import { type CrowdDocument, crowdQuery, crowdRequestBody } from './crowd-documents';
 import type { CrowdMember, CrowdResult, CrowdTask } from './crowd.worker';
-import { BUSINESS_VICTIM_KEY, CROWD_KEYS, crowdKey, PRO_VICTIM_KEY } from './fixture';
+import { BENCH_DATABASE, BUSINESS_VICTIM_KEY, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, PRO_VICTIM_KEY } from './fixture';
 import { statusList } from './keyed-attack';
-import type { BenchServer } from './processes';
+import { type BenchServer, startDeployment } from './processes';
 
 /**
  * Issue 30's crowds: many identities at once, each within its own limits, against two paying
@@ -16,8 +16,10 @@ import type { BenchServer } from './processes';
  * a crowd of 30 FREE keys. Every crowd member keeps its in-flight bound (FREE's, 16) of requests in
  * flight on every instance, each the most expensive document it may send (crowd-documents.ts),
  * chosen at the start by its cost and database time. On one instance, then on two sharing
- * PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase. Meant for BENCH_PETS=100000.
+ * PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase. On a database of its own holding
+ * CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
  */
+const PETS = Number(process.env.CROWD_PETS ?? 100_000);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
 const VICTIM_RATE = Number(process.env.CROWD_VICTIM_RATE ?? 10);
 const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
@@ -53,14 +55,28 @@ export interface CrowdRow {
 }
 
 export interface CrowdRun {
+  pets: number;
   document: { query: string; cost: number; limit: number };
   /** Each shape at the most aliases admitted: its cost, and one request's time for a FREE key alone. */
   candidates: { shape: CrowdDocument['shape']; aliases: number; cost: number; ms: number }[];
   rows: CrowdRow[];
 }
 
-/** `start(count)` starts `count` fresh instances of one deployment (one Redis prefix). */
-export async function runCrowd(start: (count: number) => Promise<BenchServer[]>): Promise<CrowdRun> {
+/** `env`: the gateway's environment but its database, which this makes on `serverUrl`, and drops. */
+export async function runCrowd(serverUrl: string, env: Record<string, string>): Promise<CrowdRun> {
+  const name = `${BENCH_DATABASE}_crowd`;
+  console.log(`crowd: creating and seeding its database (${PETS.toLocaleString('en')} pets)…`);
+  const databaseUrl = await createBenchDatabase(serverUrl, { name, pets: PETS });
+  try {
+    // Fresh deployments, one a set of instances: no limit of one run carries into the next.
+    let deployments = 0;
+    return await runPhases((count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, DATABASE_URL: databaseUrl }));
+  } finally {
+    await dropBenchDatabase(serverUrl, name);
+  }
+}
+
+async function runPhases(start: (count: number) => Promise<BenchServer[]>): Promise<CrowdRun> {
   const [probe] = await start(1);
   const chosen = await mostExpensiveDocument(probe.port).finally(() => probe.stop());
   console.log(`crowd: each member sends ${chosen.query} (cost ${chosen.cost} of ${chosen.limit})`);
@@ -69,11 +85,11 @@ export async function runCrowd(start: (count: number) => Promise<BenchServer[]>)
     const instances = await start(count);
     try {
       const ports = instances.map((server) => server.port);
-      await runTask({ ports, seconds: 2, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE } });
+      await runTask({ ports, seconds: 2, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } });
       for (const phase of ['alone', 'anonymous crowd', 'FREE-key crowd'] as const) {
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
         const [{ victims }, { crowd }] = await Promise.all([
-          runTask({ ports, seconds: SECONDS, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE } }),
+          runTask({ ports, seconds: SECONDS, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } }),
           phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
         ]);
         const row = rowOf(count, phase, { victims, crowd });
@@ -84,7 +100,7 @@ export async function runCrowd(start: (count: number) => Promise<BenchServer[]>)
       await Promise.all(instances.map((server) => server.stop()));
     }
   }
-  return { document: { query: chosen.query, cost: chosen.cost, limit: chosen.limit }, candidates: chosen.candidates, rows };
+  return { pets: PETS, document: { query: chosen.query, cost: chosen.cost, limit: chosen.limit }, candidates: chosen.candidates, rows };
 }
 
 function runTask(task: CrowdTask): Promise<CrowdResult> {

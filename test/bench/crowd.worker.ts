@@ -12,7 +12,7 @@ export interface CrowdTask {
   ports: number[];
   seconds: number;
   crowd?: { members: CrowdMember[]; inFlight: number; document: CrowdDocument };
-  victims?: { keys: string[]; perSecond: number };
+  victims?: { keys: string[]; perSecond: number; pets: number };
 }
 
 /** A member of a crowd: an anonymous client on an address of its own, or a key. */
@@ -85,7 +85,7 @@ async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult[
 }
 
 async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResult['victims']> {
-  const { keys, perSecond } = task.victims!;
+  const { keys, perSecond, pets } = task.victims!;
   return Promise.all(
     keys.map(async (key) => {
       const agent = new Agent({ keepAlive: true });
@@ -96,7 +96,7 @@ async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResul
       for (let n = 0; performance.now() < deadline; n += 1) {
         const start = performance.now();
         pending.push(
-          send(task.ports[n % task.ports.length], agent, { 'x-api-key': key }, victimRequestBody()).then((answer) => {
+          send(task.ports[n % task.ports.length], agent, { 'x-api-key': key }, victimRequestBody(pets)).then((answer) => {
             latencies.push(performance.now() - start);
             const refused = answer.status === '200' && !answer.body.startsWith('{"data":{"pet":{"name":');
             count(statuses, refused ? '200 errors' : answer.status);
