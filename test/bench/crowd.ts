@@ -39,7 +39,10 @@ const CROWDS: Record<Exclude<Phase, 'alone'>, CrowdMember[]> = {
 
 export interface VictimFigures {
   requests: number;
-  /** Answers as 200, 429, 503 and `other` (a 200 with errors, any other status, a failed connection). */
+  /**
+   * Answers as 200, 429, 503, `timeout` (none within the worker's 10 s: a refusal as the client
+   * sees it) and `other` (a 200 with errors, any other status, a failed connection).
+   */
   statuses: Record<string, number>;
   p50: number;
   p90: number;
@@ -120,7 +123,7 @@ function rowOf(instances: number, phase: Phase, result: CrowdResult): CrowdRow {
       const sorted = [...latencies].sort((a, b) => a - b);
       const buckets: Record<string, number> = {};
       for (const [status, n] of Object.entries(statuses)) {
-        const bucket = ['200', '429', '503'].includes(status) ? status : 'other';
+        const bucket = ['200', '429', '503', 'timeout'].includes(status) ? status : 'other';
         buckets[bucket] = (buckets[bucket] ?? 0) + n;
       }
       return [plan, { requests: latencies.length, statuses: buckets, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) }];

@@ -28,7 +28,7 @@ export interface CrowdResult {
   victims?: { statuses: Record<string, number>; latencies: number[] }[];
 }
 
-/** A request still unanswered this long after the phase is given up (counted as `timeout`). */
+/** A request whose socket stays silent this long is given up (counted as `timeout`). */
 const GRACE_MS = 10_000;
 
 interface Answer {
