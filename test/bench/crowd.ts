@@ -40,10 +40,12 @@ const CROWDS: Record<Exclude<Phase, 'alone'>, CrowdMember[]> = {
 export interface VictimFigures {
   requests: number;
   /**
-   * Answers as 200, 429, 503, `timeout` (none within the worker's 10 s: a refusal as the client
-   * sees it) and `other` (a 200 with errors, any other status, a failed connection).
+   * Answers by HTTP status; `200 errors` a 200 that is not the pet, `timeout` none within the
+   * worker's 10 s (a refusal as the client sees it), `error` a failed connection.
    */
   statuses: Record<string, number>;
+  /** The start of the first body of each status but 200. */
+  samples: Record<string, string>;
   p50: number;
   p90: number;
   p99: number;
@@ -54,7 +56,7 @@ export interface CrowdRow {
   phase: Phase;
   victims: Record<(typeof VICTIMS)[number][0], VictimFigures>;
   /** The crowd's answers by HTTP status, and how many carried their counts; none while alone. */
-  crowd?: { requests: number; statuses: Record<string, number>; served: number };
+  crowd?: { requests: number; statuses: Record<string, number>; served: number; samples: Record<string, string> };
 }
 
 export interface CrowdRun {
@@ -119,14 +121,9 @@ const percentile = (sorted: number[], p: number) => (sorted.length ? Number(sort
 function rowOf(instances: number, phase: Phase, result: CrowdResult): CrowdRow {
   const victims = Object.fromEntries(
     VICTIMS.map(([plan], i) => {
-      const { statuses, latencies } = result.victims![i];
+      const { statuses, latencies, samples } = result.victims![i];
       const sorted = [...latencies].sort((a, b) => a - b);
-      const buckets: Record<string, number> = {};
-      for (const [status, n] of Object.entries(statuses)) {
-        const bucket = ['200', '429', '503', 'timeout'].includes(status) ? status : 'other';
-        buckets[bucket] = (buckets[bucket] ?? 0) + n;
-      }
-      return [plan, { requests: latencies.length, statuses: buckets, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) }];
+      return [plan, { requests: latencies.length, statuses, samples, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) }];
     }),
   ) as CrowdRow['victims'];
   const crowd = result.crowd && { requests: Object.values(result.crowd.statuses).reduce((a, b) => a + b, 0), ...result.crowd };
@@ -184,7 +181,21 @@ export function crowdTable({ document, candidates, rows }: CrowdRun): string {
     header,
     `|${'---|'.repeat(13)}`,
     ...lines,
+    '',
+    'what a refusal said, first of each status:',
+    ...samplesOf(rows),
   ].join('\n');
+}
+
+function samplesOf(rows: CrowdRow[]): string[] {
+  const seen = new Map<string, string>();
+  for (const row of rows) {
+    const sources = [...Object.entries(row.victims).map(([plan, figures]) => [plan, figures.samples] as const), ['crowd', row.crowd?.samples ?? {}] as const];
+    for (const [who, samples] of sources) {
+      for (const [status, body] of Object.entries(samples)) if (!seen.has(`${who} ${status}`)) seen.set(`${who} ${status}`, body);
+    }
+  }
+  return [...seen].map(([label, body]) => `- ${label}: ${body.replace(/\s+/g, " ").trim()}`);
 }
 
 /** No victim refused, and their p99 within VICTIM_P99_MS, during either crowd on one and two instances. */

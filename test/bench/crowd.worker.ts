@@ -23,9 +23,9 @@ export interface CrowdMember {
 
 export interface CrowdResult {
   /** The crowd's answers by HTTP status (`error` for a failed connection), and those that carried the counts. */
-  crowd?: { statuses: Record<string, number>; served: number };
+  crowd?: { statuses: Record<string, number>; served: number; samples: Record<string, string> };
   /** Per victim key: answers by status (a 200 with errors counts as `200 errors`), and latencies in ms. */
-  victims?: { statuses: Record<string, number>; latencies: number[] }[];
+  victims?: { statuses: Record<string, number>; latencies: number[]; samples: Record<string, string> }[];
 }
 
 /** A request whose socket stays silent this long is given up (counted as `timeout`). */
@@ -53,11 +53,20 @@ function send(port: number, agent: Agent, headers: Record<string, string>, body:
   });
 }
 
-const count = (statuses: Record<string, number>, status: string) => (statuses[status] = (statuses[status] ?? 0) + 1);
+/** What came back: a count by status, and the start of the first body of each status a refusal names. */
+class Tally {
+  readonly statuses: Record<string, number> = {};
+  readonly samples: Record<string, string> = {};
+
+  add(status: string, body: string): void {
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+    if (!(status in this.samples) && body && status !== '200') this.samples[status] = body.slice(0, 300);
+  }
+}
 
 async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult['crowd']> {
   const { members, inFlight, document } = task.crowd!;
-  const statuses: Record<string, number> = {};
+  const tally = new Tally();
   let served = 0;
   const agents: Agent[] = [];
   const loops: Promise<void>[] = [];
@@ -71,7 +80,7 @@ async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult[
           (async () => {
             while (performance.now() < deadline) {
               const answer = await send(port, agent, headers, crowdRequestBody(document));
-              count(statuses, answer.status);
+              tally.add(answer.status, answer.body);
               if (answer.status === '200' && answer.body.includes('"data"') && !answer.body.includes('"errors"')) served += 1;
             }
           })(),
@@ -81,7 +90,7 @@ async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult[
   }
   await Promise.all(loops);
   agents.forEach((agent) => agent.destroy());
-  return { statuses, served };
+  return { statuses: tally.statuses, served, samples: tally.samples };
 }
 
 async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResult['victims']> {
@@ -89,7 +98,7 @@ async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResul
   return Promise.all(
     keys.map(async (key) => {
       const agent = new Agent({ keepAlive: true });
-      const statuses: Record<string, number> = {};
+      const tally = new Tally();
       const latencies: number[] = [];
       const pending: Promise<void>[] = [];
       // Open loop: the next request leaves on time, whether or not the last has come back.
@@ -99,14 +108,14 @@ async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResul
           send(task.ports[n % task.ports.length], agent, { 'x-api-key': key }, victimRequestBody(pets)).then((answer) => {
             latencies.push(performance.now() - start);
             const refused = answer.status === '200' && !answer.body.startsWith('{"data":{"pet":{"name":');
-            count(statuses, refused ? '200 errors' : answer.status);
+            tally.add(refused ? '200 errors' : answer.status, answer.body);
           }),
         );
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + 1000 / perSecond - performance.now())));
       }
       await Promise.all(pending);
       agent.destroy();
-      return { statuses, latencies };
+      return { statuses: tally.statuses, latencies, samples: tally.samples };
     }),
   );
 }
