@@ -4,20 +4,20 @@ import { performance } from 'node:perf_hooks';
 import { Plan, PLAN_LIMITS } from '../../src/auth/plans';
 import { type CrowdDocument, crowdQuery, crowdRequestBody } from './crowd-documents';
 import type { CrowdMember, CrowdResult, CrowdTask } from './crowd.worker';
-import { BENCH_DATABASE, BUSINESS_VICTIM_KEY, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, PRO_VICTIM_KEY } from './fixture';
+import { BENCH_DATABASE, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, victimKey } from './fixture';
 import { statusList } from './keyed-attack';
 import { type BenchServer, startDeployment } from './processes';
 
 /**
  * Issue 30's crowds: many identities at once, each within its own limits, against two paying
  * clients. Victims: a PRO key and a BUSINESS key, each reading one pet at CROWD_VICTIM_RATE
- * requests a second (default 10), spread over the instances. Phases: the victims alone; during an
- * anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60, the client sockets bound to them); during
- * a crowd of 30 FREE keys. Every crowd member keeps its in-flight bound (FREE's, 16) of requests in
- * flight on every instance, each the most expensive document it may send (crowd-documents.ts),
- * chosen at the start by its cost and database time. On one instance, then on two sharing
- * PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase. On a database of its own holding
- * CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
+ * requests a second (default 10), spread over the instances, with keys of their own each phase.
+ * Phases: the victims alone; during an anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60,
+ * the client sockets bound to them); during a crowd of 30 FREE keys. Every crowd member keeps its
+ * in-flight bound (FREE's, 16) of requests in flight on every instance, each the most expensive
+ * document it may send (crowd-documents.ts), chosen at the start by its cost and database time.
+ * On one instance, then on two sharing PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase.
+ * On a database of its own holding CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
  */
 const PETS = Number(process.env.CROWD_PETS ?? 100_000);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
@@ -25,9 +25,15 @@ const VICTIM_RATE = Number(process.env.CROWD_VICTIM_RATE ?? 10);
 const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
 const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
 const VICTIMS = [
-  ['PRO', PRO_VICTIM_KEY],
-  ['BUSINESS', BUSINESS_VICTIM_KEY],
+  ['PRO', 'pro'],
+  ['BUSINESS', 'business'],
 ] as const;
+/**
+ * The victims' keys for the `run`th run of the victims (a warm-up or a phase): keys of their
+ * own each time, for PRO's quota, 300 a minute, is half what 10 a second asks over a minute, and
+ * a phase of 20 s stays within it.
+ */
+const victimKeys = (run: number) => VICTIMS.map(([, plan]) => victimKey(plan, run));
 /** The goal: no victim refused, and its p99 at most this during either crowd. */
 const VICTIM_P99_MS = 100;
 
@@ -90,11 +96,12 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
     const instances = await start(count);
     try {
       const ports = instances.map((server) => server.port);
-      await runTask({ ports, seconds: 2, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } });
+      let run = 0;
+      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } });
       for (const phase of ['alone', 'anonymous crowd', 'FREE-key crowd'] as const) {
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
         const [{ victims }, { crowd }] = await Promise.all([
-          runTask({ ports, seconds: SECONDS, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } }),
+          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } }),
           phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
         ]);
         const row = rowOf(count, phase, { victims, crowd });
