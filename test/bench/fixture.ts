@@ -16,6 +16,11 @@ export const BENCH_KEY = `psk_benchmain${'0'.repeat(32)}`;
 /** The keyed attacker of issue 20: a BUSINESS client key (1,000 requests a minute, 16 in flight). */
 export const ATTACK_KEY = `psk_benchattack${'0'.repeat(32)}`;
 export const orderKey = (i: number) => `psk_benchorder${String(i).padStart(32, '0')}`;
+/** The `crowd` scenario's FREE keys (crowd.ts), and its victims' PRO and BUSINESS keys, VICTIM_KEYS of each. */
+export const CROWD_KEYS = 30;
+export const crowdKey = (i: number) => `psk_benchcrowd${String(i).padStart(32, '0')}`;
+export const VICTIM_KEYS = 8;
+export const victimKey = (plan: 'pro' | 'business', i: number) => `psk_bench${plan}${String(i).padStart(32, '0')}`;
 
 /**
  * A fresh database, migrated as the gateway migrates it, holding 20 categories, PETS pets (or
@@ -46,6 +51,17 @@ export async function createBenchDatabase(serverUrl: string, { name = BENCH_DATA
          FROM generate_series(0, $1 - 1) AS i`,
       [ORDER_KEYS],
     );
+    await sql(
+      `INSERT INTO api_keys (name, key_hash, plan, role)
+       SELECT 'bench crowd ' || i, encode(sha256(('psk_benchcrowd' || lpad(i::text, 32, '0'))::bytea), 'hex'), 'free', 'client'
+         FROM generate_series(0, $1 - 1) AS i`,
+      [CROWD_KEYS],
+    );
+    for (const plan of ['pro', 'business'] as const) {
+      for (let i = 0; i < VICTIM_KEYS; i += 1) {
+        await sql(`INSERT INTO api_keys (name, key_hash, plan, role) VALUES ($1, encode(sha256($2::bytea), 'hex'), $3, 'client')`, [`bench ${plan} victim ${i}`, victimKey(plan, i), plan]);
+      }
+    }
     await sql(`INSERT INTO categories (name, description) SELECT 'Category ' || i, 'Kind ' || i FROM generate_series(1, $1) AS i`, [CATEGORIES]);
     await sql(
       `INSERT INTO pets (name, category_id, status)
