@@ -13,8 +13,8 @@ export default tseslint.config(
     },
   },
   {
-    // Jest's configuration and the test setup it starts are CommonJS, loaded by plain Node.
-    files: ['*.js', 'test/setup/*.js'],
+    // Jest's configuration, the build script and the test setup Jest starts are CommonJS, loaded by plain Node.
+    files: ['*.js', 'scripts/*.js', 'test/setup/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

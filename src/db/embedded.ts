@@ -1,6 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { readEmbeddedTemplate } from './embedded-template';
 
 export const IN_MEMORY = 'memory://';
 
@@ -24,8 +26,12 @@ export interface EmbeddedPostgres {
  * reaches a real PostgreSQL: one code path, and transactions serialised by the single session.
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
-  if (dataDir !== IN_MEMORY) mkdirSync(dataDir, { recursive: true });
-  return serveEmbedded(await PGlite.create({ dataDir: dataDir === IN_MEMORY ? undefined : dataDir, extensions: await embeddedExtensions() }));
+  const inMemory = dataDir === IN_MEMORY;
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
+  const isNew = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
+  const loadDataDir = isNew ? readEmbeddedTemplate() : undefined;
+  return serveEmbedded(await PGlite.create({ dataDir: inMemory ? undefined : dataDir, loadDataDir, extensions: await embeddedExtensions() }));
 }
 
 /** Serves a PGlite on a loopback port for `pg` to reach; stopping it closes the database too. */

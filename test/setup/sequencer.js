@@ -1,0 +1,29 @@
+const { readdirSync, statSync } = require('node:fs');
+const { dirname, join } = require('node:path');
+const Sequencer = require('@jest/test-sequencer').default;
+
+/**
+ * Jest runs the longest test files first, as timed on the last run; with no timings (a fresh
+ * clone, a new cache) it goes by file size, and a surface's test file is three lines that run the
+ * `*.cases.ts` beside it (test/helpers/cases.ts). So a file without timings is weighed with the
+ * cases it runs: the big surfaces start first, instead of one of them being left for last on one
+ * worker while the other idles.
+ */
+class SurfaceSequencer extends Sequencer {
+  sort(tests) {
+    const weight = new Map(tests.map((test) => [test.path, this.time(test) === undefined ? withCases(test.path) : 0]));
+    const untimedFirst = super.sort(tests);
+    const untimed = untimedFirst.filter((test) => this.time(test) === undefined && !this.hasFailed(test));
+    untimed.sort((a, b) => weight.get(b.path) - weight.get(a.path));
+    let next = 0;
+    return untimedFirst.map((test) => (untimed.includes(test) ? untimed[next++] : test));
+  }
+}
+
+function withCases(testPath) {
+  const dir = dirname(testPath);
+  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts'));
+  return statSync(testPath).size + cases.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+}
+
+module.exports = SurfaceSequencer;
