@@ -31,6 +31,9 @@ import { graphqlOverHttp } from './pipeline/graphql-http';
 import { httpPipeline } from './pipeline/http';
 import { requestServicesOver } from './pipeline/request-services';
 import { restRoutes } from './rest/rest.routes';
+import type { ReadReplicas } from './sql/read-replicas';
+import { READ_AFTER_HEADER } from './sql/read-your-writes';
+import { WritePositions, writePositionTtlMs } from './sql/write-positions';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
 
@@ -48,12 +51,15 @@ const EXPOSED_HEADERS = [
   'X-Total-Count',
   'X-Request-Id',
   NOT_STORED_HEADER,
+  READ_AFTER_HEADER,
 ];
-const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'];
+const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id', READ_AFTER_HEADER];
 
 export interface AppDeps {
   config: Config;
   dataSource: DataSource;
+  /** DATABASE_READ_URLS' replicas, polled; unset: the primary serves everything. */
+  replicas?: ReadReplicas;
   logger: Logger;
   /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
   embeddedDatabase?: boolean;
@@ -92,7 +98,7 @@ export interface App {
 
 /** The gateway's request pipeline and WebSocket server. It never listens: gateway.ts does. */
 export async function createApp(
-  { config, dataSource, logger: givenLogger, embeddedDatabase = false }: AppDeps,
+  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false }: AppDeps,
   { limitRequests: limiting = true, limitInFlight = true }: TestSwitches = {},
 ): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
@@ -128,7 +134,14 @@ export async function createApp(
     banPauseMs: config.banPauseMs,
     limiting,
   });
-  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger);
+  const readYourWrites = replicas && {
+    replicas,
+    positions: new WritePositions(writePositionTtlMs(config.databaseReadMaxLagMs), limits.redis),
+    primary: dataSource,
+    onRouted: (servedBy: 'primary' | 'replica') => metrics.observeRead(servedBy),
+  };
+  if (replicas) metrics.watchReplicas(() => replicas.status());
+  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger, readYourWrites);
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => statementSlots.taken());
   const identify = keyIdentifier(services.apiKeys);
@@ -145,8 +158,10 @@ export async function createApp(
       identify: requestIdentifier(services.apiKeys, config.trustProxy),
       admitter,
       requestServices,
+      readReplicas: replicas !== undefined,
       ops: healthRoutes({
         dataSource,
+        replicas,
         metrics,
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),

@@ -13,6 +13,7 @@ import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
 import { OrderService, type PurgeClock } from './store/order.service';
 import type { StoreContext } from './store/store.context';
+import type { RequestReads } from './sql/read-your-writes';
 import { Statements, type Budget } from './sql/statements';
 import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
 
@@ -28,6 +29,8 @@ export interface Services {
   live: LiveServices;
   /** What each request's services are made of (requestServices). */
   database: ServiceParts;
+  /** A request's reads and writes with read replicas configured: where its reads go, what its writes record. */
+  reads?: RequestReads;
 }
 
 /** The app's database, and the state its services share over all requests. */
@@ -46,9 +49,12 @@ export function createServices(
   return { ...limits, live, database, ...databaseServices(database.statements, database) };
 }
 
-/** One request's services: each of their statements taken from its `budget` (docs/contract.md §5). */
-export function requestServices(shared: Services, budget: Budget): Services {
-  return { ...shared, ...databaseServices(shared.database.statements.within(budget), shared.database) };
+/**
+ * One request's services: each of their statements taken from its `budget` (docs/contract.md §5),
+ * its reads sent where `reads` routes them once it is known to only read.
+ */
+export function requestServices(shared: Services, budget: Budget, reads?: RequestReads): Services {
+  return { ...shared, reads, ...databaseServices(shared.database.statements.within(budget, reads?.route), shared.database) };
 }
 
 /** The services over the database, their statements run by `statements`. */
@@ -58,7 +64,8 @@ function databaseServices(statements: Statements, shared: ServiceParts) {
     categories: new CategoryService(statements),
     inventory: new InventoryService(statements),
     orders: new OrderService(statements, shared.purge),
-    apiKeys: new ApiKeyService(statements, shared.keyCache),
+    // Keys are checked, issued and listed on the primary: a key just made or revoked is so at once.
+    apiKeys: new ApiKeyService(statements.onPrimary(), shared.keyCache),
   };
 }
 
