@@ -114,16 +114,16 @@ export async function createApp(
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
-  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
+  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots }, replicas);
   const documents = trustedDocuments ? trustedDocuments.documentStore(documentCache()) : documentCache();
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
   const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() });
-  const onChange = (payload: string) => hub.receive(payload);
+  const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
-    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger);
+    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined });
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const admitter = new Admitter<Caller>({
     limiter,

@@ -13,7 +13,10 @@ import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
 import { OrderService, type PurgeClock } from './store/order.service';
 import type { StoreContext } from './store/store.context';
+import type { ReadReplicas } from './sql/read-replicas';
+import { ReadRoute } from './sql/read-route';
 import type { RequestReads } from './sql/read-your-writes';
+import { UNKNOWN_POSITION } from './sql/write-positions';
 import { Statements, type Budget } from './sql/statements';
 import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
 
@@ -36,6 +39,8 @@ export interface Services {
 /** The app's database, and the state its services share over all requests. */
 export interface ServiceParts {
   statements: Statements;
+  /** DATABASE_READ_URLS' replicas, when configured. */
+  replicas?: ReadReplicas;
   keyCache: KeyCache;
   purge: PurgeClock;
 }
@@ -44,8 +49,9 @@ export function createServices(
   db: DataSource,
   limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter },
   live: LiveServices,
+  replicas?: ReadReplicas,
 ): Services {
-  const database: ServiceParts = { statements: new Statements(db), keyCache: keyCache(), purge: { last: 0 } };
+  const database: ServiceParts = { statements: new Statements(db), replicas, keyCache: keyCache(), purge: { last: 0 } };
   return { ...limits, live, database, ...databaseServices(database.statements, database) };
 }
 
@@ -55,6 +61,18 @@ export function createServices(
  */
 export function requestServices(shared: Services, budget: Budget, reads?: RequestReads): Services {
   return { ...shared, reads, ...databaseServices(shared.database.statements.within(budget, reads?.route), shared.database) };
+}
+
+/**
+ * The services that deliver a live event: their reads on a replica that has replayed `position`
+ * (the primary's, past the event's commit), else on the primary, as they are without replicas.
+ */
+export function eventServices(shared: Services, position: bigint | undefined): Services {
+  const { replicas } = shared.database;
+  if (!replicas) return shared;
+  const route = new ReadRoute(replicas);
+  route.toReplica(position ?? UNKNOWN_POSITION);
+  return { ...shared, ...databaseServices(shared.database.statements.routedBy(route), shared.database) };
 }
 
 /** The services over the database, their statements run by `statements`. */

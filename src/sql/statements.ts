@@ -34,6 +34,11 @@ export class Statements {
     return new Statements(this.dataSource, budget, route);
   }
 
+  /** The same budget, reads where `route` says. */
+  routedBy(route: ReadRoute): Statements {
+    return new Statements(this.dataSource, this.budget, route);
+  }
+
   /** The same budget, every statement on the primary whatever the request's route. */
   onPrimary(): Statements {
     return this.route ? new Statements(this.dataSource, this.budget) : this;

@@ -37,7 +37,7 @@ withReplication('read replicas: every client reads its own writes, on any instan
 
   it('reads a mutation back on the other instance every time, the replica 500 ms behind', async () => {
     const [a, b] = r.instances;
-    const before = await readsServed(b);
+    const before = [await readsServed(a), await readsServed(b)];
     const rounds = 20;
     let readBack = 0;
     for (let round = 0; round < rounds; round += 1) {
@@ -46,12 +46,17 @@ withReplication('read replicas: every client reads its own writes, on any instan
       expect(written.headers['x-read-after']).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
       // The other instance knows the writer's position from Redis, or from the header sent back.
       const headers: Record<string, string> = process.env.REDIS_URL ? {} : { 'X-Read-After': written.headers['x-read-after'] };
-      if ((await nameOf(writer, round % 2 === 0 ? b : a, headers)) === `Rex ${round}`) readBack += 1;
+      const other = round % 2 === 0 ? b : a;
+      // Every fourth read once the replica has replayed the write (served there), the others at once (the primary).
+      if (round % 4 >= 2) await replicaAt(other, written.headers['x-read-after']);
+      if ((await nameOf(writer, other, headers)) === `Rex ${round}`) readBack += 1;
     }
-    const servedA = await readsServed(a);
-    const after = await readsServed(b);
-    printFigure('read-your-writes, 500 ms replica delay', { rounds, readBack, servedOnB: { primary: after.primary - before.primary, replica: after.replica - before.replica }, servedOnA: servedA });
+    const after = [await readsServed(a), await readsServed(b)];
+    const served = (where: 'primary' | 'replica') => after[0][where] - before[0][where] + after[1][where] - before[1][where];
+    printFigure('read-your-writes, 500 ms replica delay', { rounds, readBack, servedBy: { primary: served('primary'), replica: served('replica') } });
     expect(readBack).toBe(rounds);
+    expect(served('replica')).toBe(rounds / 2);
+    expect(served('primary')).toBe(rounds / 2);
   });
 
   it('sends a client without writes to the replica, where it may read the state before the last write', async () => {
