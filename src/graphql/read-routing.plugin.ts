@@ -12,11 +12,11 @@ import { READ_AFTER_HEADER } from '../sql/read-your-writes';
 export function readRoutingPlugin(): ApolloServerPlugin<Context> {
   const listener: Awaited<ReturnType<NonNullable<ApolloServerPlugin<Context>['requestDidStart']>>> = {
     async didResolveOperation({ contextValue, operation }) {
-      if (operation?.operation === 'query') await contextValue.services.reads?.readFromReplica();
+      if (operation?.operation === 'query') await contextValue.services?.reads?.readFromReplica();
     },
     async willSendResponse({ contextValue, operation, response }) {
       if (operation?.operation !== 'mutation') return;
-      const position = await contextValue.services.reads?.recordWrite();
+      const position = await contextValue.services?.reads?.recordWrite();
       if (position !== undefined) response.http.headers.set(READ_AFTER_HEADER.toLowerCase(), position);
     },
   };
