@@ -31,6 +31,9 @@ import { graphqlOverHttp } from './pipeline/graphql-http';
 import { httpPipeline } from './pipeline/http';
 import { requestServicesOver } from './pipeline/request-services';
 import { restRoutes } from './rest/rest.routes';
+import type { ReadReplicas } from './sql/read-replicas';
+import { READ_AFTER_HEADER } from './sql/read-your-writes';
+import { WritePositions, writePositionTtlMs } from './sql/write-positions';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
 
@@ -49,12 +52,15 @@ const EXPOSED_HEADERS = [
   'X-Request-Id',
   'ETag',
   NOT_STORED_HEADER,
+  READ_AFTER_HEADER,
 ];
-const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id'];
+const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id', READ_AFTER_HEADER];
 
 export interface AppDeps {
   config: Config;
   dataSource: DataSource;
+  /** DATABASE_READ_URLS' replicas, polled; unset: the primary serves everything. */
+  replicas?: ReadReplicas;
   logger: Logger;
   /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
   embeddedDatabase?: boolean;
@@ -93,7 +99,7 @@ export interface App {
 
 /** The gateway's request pipeline and WebSocket server. It never listens: gateway.ts does. */
 export async function createApp(
-  { config, dataSource, logger: givenLogger, embeddedDatabase = false }: AppDeps,
+  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false }: AppDeps,
   { limitRequests: limiting = true, limitInFlight = true }: TestSwitches = {},
 ): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
@@ -109,16 +115,16 @@ export async function createApp(
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
-  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots });
+  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots }, replicas);
   const documents = trustedDocuments ? trustedDocuments.documentStore(documentCache()) : documentCache();
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
   const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() });
-  const onChange = (payload: string) => hub.receive(payload);
+  const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
-    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger);
+    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined });
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const admitter = new Admitter<Caller>({
     limiter,
@@ -129,7 +135,14 @@ export async function createApp(
     banPauseMs: config.banPauseMs,
     limiting,
   });
-  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger);
+  const readYourWrites = replicas && {
+    replicas,
+    positions: new WritePositions(writePositionTtlMs(config.databaseReadMaxLagMs), limits.redis),
+    primary: dataSource,
+    onRouted: (servedBy: 'primary' | 'replica') => metrics.observeRead(servedBy),
+  };
+  if (replicas) metrics.watchReplicas(() => replicas.status());
+  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger, readYourWrites);
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => statementSlots.taken());
   const identify = keyIdentifier(services.apiKeys);
@@ -146,8 +159,10 @@ export async function createApp(
       identify: requestIdentifier(services.apiKeys, config.trustProxy),
       admitter,
       requestServices,
+      readReplicas: replicas !== undefined,
       ops: healthRoutes({
         dataSource,
+        replicas,
         metrics,
         limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
       }),

@@ -19,6 +19,10 @@ export interface Config {
   databasePoolMode: DatabasePoolMode;
   /** Straight to PostgreSQL, for what needs a session (LISTEN, the migrations' lock); required in transaction mode. */
   databaseDirectUrl?: string;
+  /** Streaming replicas of DATABASE_URL that serve reads (DATABASE_READ_URLS); empty: the primary serves everything. */
+  databaseReadUrls: string[];
+  /** A replica further behind than this takes no reads until it catches up. */
+  databaseReadMaxLagMs: number;
   /** A statement running longer is cancelled by PostgreSQL; a request then gets 503. */
   databaseStatementTimeoutMs: number;
   /** How long opening a PostgreSQL connection may take. */
@@ -103,6 +107,8 @@ export const ENVIRONMENT_VARIABLES = [
   'DATABASE_POOL_SIZE',
   'DATABASE_POOL_MODE',
   'DATABASE_DIRECT_URL',
+  'DATABASE_READ_URLS',
+  'DATABASE_READ_MAX_LAG_MS',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_CONNECT_TIMEOUT_MS',
   'REDIS_URL',
@@ -347,6 +353,34 @@ function poolMode(env: Env, databaseUrl: string | undefined): Pick<Config, 'data
   return { databasePoolMode: mode, databaseDirectUrl: direct };
 }
 
+/**
+ * DATABASE_READ_URLS: comma-separated postgres:// URLs of streaming replicas of DATABASE_URL. The
+ * embedded database has none, so they need DATABASE_URL; a URL is named when it does not parse,
+ * never echoed when it does (it may hold a password).
+ */
+function readUrls(env: Env, databaseUrl: string | undefined): string[] {
+  const raw = present(env, 'DATABASE_READ_URLS');
+  if (raw === undefined) return [];
+  if (databaseUrl === undefined) {
+    throw new ConfigError('DATABASE_READ_URLS', 'to be unset without DATABASE_URL (the embedded database has no replicas)', '<set>');
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  return entries.map((entry, index) => {
+    if (entry === '') throw new ConfigError('DATABASE_READ_URLS', 'comma-separated postgres:// URLs, none empty', raw.includes('@') ? '<hidden>' : raw);
+    let parsed: URL;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      throw new ConfigError('DATABASE_READ_URLS', `a postgres:// or postgresql:// URL as entry ${index + 1}`, entry);
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw new ConfigError('DATABASE_READ_URLS', `a postgres:// or postgresql:// URL as entry ${index + 1}`, `${parsed.protocol}//…`);
+    }
+    if (entries.indexOf(entry) !== index) throw new ConfigError('DATABASE_READ_URLS', `no URL twice (entry ${index + 1} repeats one)`, '<hidden>');
+    return entry;
+  });
+}
+
 function trustedOnly(env: Env, name: EnvironmentVariable, manifestFile: string | undefined): TrustedDocumentsOnly {
   const raw = present(env, name)?.toLowerCase() ?? 'off';
   const value = TRUSTED_DOCUMENTS_ONLY.find((option) => option === raw);
@@ -393,6 +427,8 @@ export function loadConfig(env: Env = process.env): Config {
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1_000),
     ...poolMode(env, databaseUrl),
+    databaseReadUrls: readUrls(env, databaseUrl),
+    databaseReadMaxLagMs: integer(env, 'DATABASE_READ_MAX_LAG_MS', 1_000, 10, 3_600_000),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 3_600_000),
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', DATABASE_DEFAULTS.connectTimeoutMs, 100, 600_000),
     redis: redisTopology(env),

@@ -13,6 +13,10 @@ import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
 import { OrderService, type PurgeClock } from './store/order.service';
 import type { StoreContext } from './store/store.context';
+import type { ReadReplicas } from './sql/read-replicas';
+import { ReadRoute } from './sql/read-route';
+import type { RequestReads } from './sql/read-your-writes';
+import { UNKNOWN_POSITION } from './sql/write-positions';
 import { Statements, type Budget } from './sql/statements';
 import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
 
@@ -28,11 +32,15 @@ export interface Services {
   live: LiveServices;
   /** What each request's services are made of (requestServices). */
   database: ServiceParts;
+  /** A request's reads and writes with read replicas configured: where its reads go, what its writes record. */
+  reads?: RequestReads;
 }
 
 /** The app's database, and the state its services share over all requests. */
 export interface ServiceParts {
   statements: Statements;
+  /** DATABASE_READ_URLS' replicas, when configured. */
+  replicas?: ReadReplicas;
   keyCache: KeyCache;
   purge: PurgeClock;
 }
@@ -41,14 +49,30 @@ export function createServices(
   db: DataSource,
   limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter },
   live: LiveServices,
+  replicas?: ReadReplicas,
 ): Services {
-  const database: ServiceParts = { statements: new Statements(db), keyCache: keyCache(), purge: { last: 0 } };
+  const database: ServiceParts = { statements: new Statements(db), replicas, keyCache: keyCache(), purge: { last: 0 } };
   return { ...limits, live, database, ...databaseServices(database.statements, database) };
 }
 
-/** One request's services: each of their statements taken from its `budget` (docs/contract.md §5). */
-export function requestServices(shared: Services, budget: Budget): Services {
-  return { ...shared, ...databaseServices(shared.database.statements.within(budget), shared.database) };
+/**
+ * One request's services: each of their statements taken from its `budget` (docs/contract.md §5),
+ * its reads sent where `reads` routes them once it is known to only read.
+ */
+export function requestServices(shared: Services, budget: Budget, reads?: RequestReads): Services {
+  return { ...shared, reads, ...databaseServices(shared.database.statements.within(budget, reads?.route), shared.database) };
+}
+
+/**
+ * The services that deliver a live event: their reads on a replica that has replayed `position`
+ * (the primary's, past the event's commit), else on the primary, as they are without replicas.
+ */
+export function eventServices(shared: Services, position: bigint | undefined): Services {
+  const { replicas } = shared.database;
+  if (!replicas) return shared;
+  const route = new ReadRoute(replicas);
+  route.toReplica(position ?? UNKNOWN_POSITION);
+  return { ...shared, ...databaseServices(shared.database.statements.routedBy(route), shared.database) };
 }
 
 /** The services over the database, their statements run by `statements`. */
@@ -58,7 +82,8 @@ function databaseServices(statements: Statements, shared: ServiceParts) {
     categories: new CategoryService(statements),
     inventory: new InventoryService(statements),
     orders: new OrderService(statements, shared.purge),
-    apiKeys: new ApiKeyService(statements, shared.keyCache),
+    // Keys are checked, issued and listed on the primary: a key just made or revoked is so at once.
+    apiKeys: new ApiKeyService(statements.onPrimary(), shared.keyCache),
   };
 }
 

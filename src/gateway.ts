@@ -4,6 +4,7 @@ import { type App, createApp, type TestSwitches } from './app';
 import { type Config, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
 import { embeddedAdminKey } from './db/embedded-admin-key';
+import { openReadReplicas } from './db/read-replicas';
 import { IN_MEMORY } from './db/embedded';
 import { seedDemoCatalogue } from './db/seed';
 import { createHttpServer } from './http/http-server';
@@ -48,14 +49,20 @@ export async function startGateway(
   const loaded = loadConfig(env);
   const logger = givenLogger ?? createLogger(loaded.logLevel);
   const database = given ?? (await openDatabase(loaded));
-  const closeDatabase = () => (given ? Promise.resolve() : database.close());
+  let replicas: Awaited<ReturnType<typeof openReadReplicas>>;
+  // The replicas are the gateway's own, closed with it, whoever opened the primary.
+  const closeDatabase = async () => {
+    await replicas?.close();
+    if (!given) await database.close();
+  };
   let app: App | undefined;
   try {
+    replicas = await openReadReplicas(loaded, database.dataSource, logger);
     // Embedded mode must be usable at once, so it always has an admin key, the same on each start.
     const made = loaded.adminApiKey === undefined && database.embedded ? embeddedAdminKey(given ? IN_MEMORY : loaded.pgliteDataDir) : undefined;
     const generatedAdminKey = made?.key;
     const config = { ...loaded, adminApiKey: loaded.adminApiKey ?? generatedAdminKey };
-    app = await createApp({ config, dataSource: database.dataSource, logger, embeddedDatabase: database.embedded }, switches);
+    app = await createApp({ config, dataSource: database.dataSource, replicas, logger, embeddedDatabase: database.embedded }, switches);
     await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
     if (!given && database.embedded && (await seedDemoCatalogue(database.dataSource))) {
       logger.info('loaded the demo catalogue into the empty embedded database');

@@ -105,6 +105,27 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it('reads read replicas and their lag bound', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@primary:5432/shop',
+      DATABASE_READ_URLS: 'postgres://u@replica-1:5432/shop, postgresql://u:secret@replica-2/shop',
+      DATABASE_READ_MAX_LAG_MS: '250',
+    });
+    expect(config).toMatchObject({ databaseReadUrls: ['postgres://u@replica-1:5432/shop', 'postgresql://u:secret@replica-2/shop'], databaseReadMaxLagMs: 250 });
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@primary/shop' })).toMatchObject({ databaseReadUrls: [], databaseReadMaxLagMs: 1_000 });
+  });
+
+  it.each([
+    [{ DATABASE_READ_URLS: 'postgres://u@replica/shop' }, /^DATABASE_READ_URLS: expected to be unset without DATABASE_URL \(the embedded database has no replicas\), got "<set>"$/],
+    [{ DATABASE_URL: 'postgres://u@db/shop', DATABASE_READ_URLS: 'postgres://u@replica/shop,,postgres://u@other/shop' }, /^DATABASE_READ_URLS: expected comma-separated postgres:\/\/ URLs, none empty/],
+    [{ DATABASE_URL: 'postgres://u@db/shop', DATABASE_READ_URLS: 'postgres://u@replica/shop, replica-2:5432' }, /^DATABASE_READ_URLS: expected a postgres:\/\/ or postgresql:\/\/ URL as entry 2, got "replica-2:/],
+    [{ DATABASE_URL: 'postgres://u@db/shop', DATABASE_READ_URLS: 'mysql://u:secret@replica/shop' }, /^DATABASE_READ_URLS: expected a postgres:\/\/ or postgresql:\/\/ URL as entry 1, got "mysql:\/\/…"$/],
+    [{ DATABASE_URL: 'postgres://u@db/shop', DATABASE_READ_URLS: 'postgres://u@replica/shop,postgres://u@replica/shop' }, /^DATABASE_READ_URLS: expected no URL twice \(entry 2 repeats one\)/],
+    [{ DATABASE_URL: 'postgres://u@db/shop', DATABASE_READ_MAX_LAG_MS: '1s' }, /^DATABASE_READ_MAX_LAG_MS: expected an integer from 10 to 3600000, got "1s"$/],
+  ])('stops on read replicas it cannot use: %p', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
   it('reads a Redis Cluster, taking TLS and credentials from URL entries', () => {
     expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001' }).redis).toEqual({
       kind: 'cluster',

@@ -16,6 +16,7 @@ import { cachePolicyPlugin } from './cache-policy.plugin';
 import { httpStatusPlugin } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsPlugin } from './query-limits.plugin';
+import { readRoutingPlugin } from './read-routing.plugin';
 import { tracingPlugins } from '../telemetry';
 import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
 import { textInputPlugin } from './text-input.plugin';
@@ -68,6 +69,7 @@ export async function startGraphQLServer(
       textInputPlugin(),
       httpStatusPlugin(),
       cachePolicyPlugin(),
+      readRoutingPlugin(),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
       // What a browser sees at /graphql; config.ts keeps it off in production and without introspection.

@@ -36,15 +36,28 @@ type Listener = (change: Change) => void;
  */
 export class ChangeHub {
   private readonly listeners: Record<Change['type'], Set<Listener>> = { stock: new Set(), pet: new Set(), order: new Set() };
+  private readonly positions = new WeakMap<Change, Promise<bigint | undefined>>();
 
   constructor(private readonly observer?: ChangeObserver) {}
 
-  /** Takes one NOTIFY payload; anything that is not a change (another writer's) is ignored. */
-  receive(payload: string): void {
+  /**
+   * Takes one NOTIFY payload; anything that is not a change (another writer's) is ignored.
+   * `position`: where the primary's log was once the change had committed (with read replicas).
+   */
+  receive(payload: string, position?: Promise<bigint | undefined>): void {
     const change = parseChange(payload);
     if (!change) return;
+    if (position) this.positions.set(change, position);
     this.observer?.observePublished(change.type);
     for (const listener of this.listeners[change.type]) listener(change);
+  }
+
+  /**
+   * The primary's position past `change`'s commit, when read replicas are configured: a read made
+   * to deliver it must see at least that (undefined position: the primary's own reads).
+   */
+  positionOf(change: object): Promise<bigint | undefined> | undefined {
+    return this.positions.get(change as Change);
   }
 
   /** Stock changes of the listed pets, or of all. */

@@ -1,6 +1,7 @@
 import { Client, type Notification, type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
+import { parseLsn } from '../sql/lsn';
 import { CHANGES_CHANNEL } from '../sql/notify';
 import { poolOf } from '../sql/pool';
 
@@ -19,15 +20,33 @@ export interface ChangeListener {
  * changes committed meanwhile are not replayed (delivery is at most once, docs/contract.md §9).
  * Resolves once the first attempt is over, so that an instance that is up is listening.
  */
-export async function listenForChanges(url: string, onChange: (payload: string) => void, logger: Logger): Promise<ChangeListener> {
+export async function listenForChanges(
+  url: string,
+  onChange: (payload: string, position?: Promise<bigint | undefined>) => void,
+  logger: Logger,
+  { positions = false }: { positions?: boolean } = {},
+): Promise<ChangeListener> {
   let client: Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async () => {
     const current = new Client({ connectionString: url });
     client = current;
+    // With read replicas, each batch of notifications (those read at once) gets the primary's
+    // position, read on this connection after they arrived, so past every one of their commits.
+    let batch: Promise<bigint | undefined> | undefined;
+    const positionNow = () => {
+      if (!batch) {
+        batch = current.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn').then(
+          ({ rows }) => parseLsn(rows[0].lsn),
+          () => undefined,
+        );
+        setImmediate(() => (batch = undefined));
+      }
+      return batch;
+    };
     current.on('notification', (message: Notification) => {
-      if (message.channel === CHANGES_CHANNEL && message.payload) onChange(message.payload);
+      if (message.channel === CHANGES_CHANNEL && message.payload) onChange(message.payload, positions ? positionNow() : undefined);
     });
     current.on('error', (error: Error) => logger.debug({ err: error.message }, 'change listener connection error'));
     current.on('end', () => {

@@ -1,6 +1,7 @@
 import { withTimeout } from '../common/timeout';
 import { methodNotAllowed } from '../refusals';
 import type { DataSource } from 'typeorm';
+import type { ReadReplicas } from '../sql/read-replicas';
 import type { Metrics } from './metrics';
 
 /** Readiness waits this long for the database. */
@@ -8,6 +9,8 @@ export const READINESS_TIMEOUT_MS = 1_000;
 
 export interface HealthDeps {
   dataSource: DataSource;
+  /** Shown in /readyz, never a reason for 503: without them the primary serves the reads. */
+  replicas?: ReadReplicas;
   metrics: Metrics;
   /** The limiter store's state: `degraded` while Redis is away and limits are per instance. */
   limiterStatus: () => 'ok' | 'degraded' | 'not configured';
@@ -35,14 +38,14 @@ const OPS_PATH = /^\/(healthz|readyz|metrics)\/?$/i;
  * Liveness, readiness and metrics: outside the limiter, never rate limited. `match` gives the
  * canonical path of an operations route (the metrics label), or undefined.
  */
-export function healthRoutes({ dataSource, metrics, limiterStatus }: HealthDeps) {
+export function healthRoutes({ dataSource, replicas, metrics, limiterStatus }: HealthDeps) {
   const answers: Record<string, () => Promise<OpsAnswer> | OpsAnswer> = {
     '/healthz': () => ({ status: 200, json: { status: 'ok' } }),
     '/readyz': async () => {
       const state = await databaseState(dataSource);
       // Redis away is a degradation (limits fall back to per instance), not unreadiness.
       const ready = state.database === 'ok' && state.migrations === 'ok';
-      return { status: ready ? 200 : 503, json: { status: ready ? 'ready' : 'unavailable', ...state, redis: limiterStatus() } };
+      return { status: ready ? 200 : 503, json: { status: ready ? 'ready' : 'unavailable', ...state, redis: limiterStatus(), ...(replicas && { replicas: replicas.status() }) } };
     },
     '/metrics': async () => ({ status: 200, text: await metrics.registry.metrics(), type: metrics.registry.contentType }),
   };

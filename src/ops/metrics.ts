@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../sql/pool';
+import type { ReplicaStatus } from '../sql/read-replicas';
 import { BusiestNames } from './busiest-names';
 
 /** Which part of the gateway answered a request, for logs and metrics. */
@@ -47,6 +48,13 @@ export class Metrics {
   private readonly admissionWaits = new Counter({
     name: 'petstore_admission_waits_total',
     help: 'Requests that waited for one of their identity’s in-flight slots (most are then served).',
+    registers: [this.registry],
+  });
+
+  private readonly reads = new Counter({
+    name: 'petstore_db_reads_total',
+    help: 'Read requests (query documents, REST GETs) with read replicas configured, by where their reads went: `replica`, or `primary` when no healthy replica had seen the caller’s last write.',
+    labelNames: ['served_by'] as const,
     registers: [this.registry],
   });
 
@@ -162,6 +170,36 @@ export class Metrics {
   /** Open subscription streams over SSE (graphql-sse), read at each scrape. */
   watchStreams(read: () => number): void {
     this.gaugeOf('petstore_live_streams', 'Open subscription streams over Server-Sent Events (graphql-sse).', read);
+  }
+
+  observeRead(servedBy: 'primary' | 'replica'): void {
+    this.reads.inc({ served_by: servedBy });
+  }
+
+  /** Each read replica's lag and state, read at each scrape (the poller's last look). */
+  watchReplicas(read: () => ReplicaStatus[]): void {
+    new Gauge({
+      name: 'petstore_db_replica_lag_seconds',
+      help: 'How far each read replica’s replay is behind the primary, as last polled (absent while unknown: unreachable).',
+      labelNames: ['replica'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { name, lagMs } of read()) if (lagMs !== null) this.set({ replica: name }, lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'petstore_db_replica_state',
+      help: 'Each read replica’s state, 1 for the one it is in: ok (takes reads), lagging (past DATABASE_READ_MAX_LAG_MS), down (unreachable), starting.',
+      labelNames: ['replica', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { name, state } of read()) {
+          for (const each of ['ok', 'lagging', 'down', 'starting']) this.set({ replica: name, state: each }, each === state ? 1 : 0);
+        }
+      },
+    });
   }
 
   /** A gauge of one unlabelled figure, read at each scrape. */

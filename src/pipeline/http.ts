@@ -2,7 +2,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Caller } from '../auth/caller';
 import type { Identified } from '../auth/identify-caller';
 import type { Scope } from '../common/scope';
-import { noResource } from '../refusals';
+import { malformedHeader, noResource } from '../refusals';
+import { parseReadAfter, READ_AFTER_HEADER } from '../sql/read-your-writes';
 import { failureOf } from '../format-error';
 import { type CorsPolicy, cors } from '../http/cors';
 import { malformedHttp } from '../http/malformed-http';
@@ -27,6 +28,8 @@ export interface HttpPipeline {
   identify: (req: IncomingMessage) => Identified | Promise<Identified>;
   admitter: Admitter<Caller>;
   requestServices: RequestServices;
+  /** Read replicas are configured: a request's X-Read-After is read, and a REST read goes to a replica. */
+  readReplicas?: boolean;
   ops: ReturnType<typeof healthRoutes>;
   /** The offline explorer's page and files: outside CORS and the limiter, as the operations routes. */
   explorer: ReturnType<typeof explorerRoutes>;
@@ -100,7 +103,8 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       const refunded = await p.admitter.refund(identity, admitted.decision);
       if (refunded) writeRateLimitHeaders(res, refunded);
     };
-    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope), refund };
+    const readAfter = p.readReplicas ? readAfterOf(req) : undefined;
+    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope, readAfter), refund };
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
@@ -141,10 +145,21 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       if (!route) throw noResource(method, path);
       state.surface = 'rest';
       state.operation = route.operation;
+      // Every REST route only reads.
+      await request.services.reads?.readFromReplica();
       await route.serve({ req, res, search, request });
     } catch (error) {
       fail(res, error, graphql);
     }
   };
   return (req, res) => void serve(req, res);
+}
+
+/** The commit position a client says it has seen (X-Read-After), or 400 when the header names none. */
+function readAfterOf(req: IncomingMessage): bigint | undefined {
+  const value = req.headers[READ_AFTER_HEADER.toLowerCase()];
+  if (value === undefined) return undefined;
+  const position = typeof value === 'string' ? parseReadAfter(value.trim()) : undefined;
+  if (position === undefined) throw malformedHeader(READ_AFTER_HEADER, 'is not a position such as 0/16B3748 (send back the one the gateway gave)', String(value));
+  return position;
 }

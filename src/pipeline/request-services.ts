@@ -6,9 +6,13 @@ import { requestServices as servicesWithin, type Services } from '../context';
 import { DatabaseTime } from '../db/database-time';
 import { IdentitySlots, StatementBudget } from '../db/statement-budget';
 import { FloodLog, type Logger } from '../logger';
+import { type ReadYourWritesParts, RequestReads } from '../sql/read-your-writes';
 
-/** One request's services, given who sent it; its statements belong to its scope. */
-export type RequestServices = (caller: Caller, identity: string, requestId: string, scope?: Scope) => Services;
+/**
+ * One request's services, given who sent it; its statements belong to its scope. `readAfter`: the
+ * commit position the client says it has seen (X-Read-After), with read replicas configured.
+ */
+export type RequestServices = (caller: Caller, identity: string, requestId: string, scope?: Scope, readAfter?: bigint) => Services;
 
 /**
  * Each request gets its own services, whose every statement (one pool checkout) takes from the
@@ -19,11 +23,12 @@ export function requestServicesOver(
   services: Services,
   config: Pick<Config, 'databaseStatementTimeoutMs'>,
   logger: Logger,
+  readYourWrites?: ReadYourWritesParts,
 ): { requestServices: RequestServices; databaseTime: DatabaseTime; statementSlots: IdentitySlots } {
   const statementSlots = new IdentitySlots();
   const databaseTime = new DatabaseTime();
   const refusals = new FloodLog(logger);
-  const requestServices: RequestServices = (caller, identity, requestId, scope) => {
+  const requestServices: RequestServices = (caller, identity, requestId, scope, readAfter) => {
     const size = statementsAtOnceOfCaller(caller);
     const budget = new StatementBudget({
       slots: () => statementSlots.of(identity, size),
@@ -34,7 +39,7 @@ export function requestServicesOver(
       onRefusal: (refusal) => refusals.warn(`${identity} ${refusal.message.replace(/\d+/g, '#')}`, { requestId, identity, reason: refusal.message }, 'request refused: over its database allowance'),
       scope,
     });
-    return servicesWithin(services, budget);
+    return servicesWithin(services, budget, readYourWrites && new RequestReads(readYourWrites, identity, readAfter));
   };
   return { requestServices, databaseTime, statementSlots };
 }

@@ -4,6 +4,7 @@ import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository
 import { cancelRunning } from './cancel';
 import { poolOf } from './pool';
 import { runStatement, type Statement, statementFor } from './prepared';
+import type { ReadRoute } from './read-route';
 
 /** What each statement takes from: one request's budget (db/statement-budget.ts). */
 export interface Budget {
@@ -26,16 +27,52 @@ export class Statements {
   constructor(
     private readonly dataSource: DataSource,
     private readonly budget?: Budget,
+    private readonly route?: ReadRoute,
   ) {}
 
-  /** The same database, each statement taken from `budget`. */
-  within(budget: Budget): Statements {
-    return new Statements(this.dataSource, budget);
+  /** The same database, each statement taken from `budget`; reads go where `route` says once it says. */
+  within(budget: Budget, route?: ReadRoute): Statements {
+    return new Statements(this.dataSource, budget, route);
+  }
+
+  /** The same budget, reads where `route` says. */
+  routedBy(route: ReadRoute): Statements {
+    return new Statements(this.dataSource, this.budget, route);
+  }
+
+  /** The same budget, every statement on the primary whatever the request's route. */
+  onPrimary(): Statements {
+    return this.route ? new Statements(this.dataSource, this.budget) : this;
   }
 
   /** A prepared statement's rows, on a pool connection of its own. */
   rows<T extends QueryResultRow>(statement: Statement): Promise<T[]> {
-    const pool = poolOf(this.dataSource);
+    return this.routed((dataSource) => this.rowsOn(dataSource, statement));
+  }
+
+  /** TypeORM reads and writes on one connection, whatever number of SQL statements `work` sends. */
+  manager<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.routed((dataSource) => this.managerOn(dataSource, work));
+  }
+
+  /**
+   * `run` on the request's replica when it has one, else on the primary; a read the replica could
+   * not serve (unreachable, or cancelled by its replay) runs again on the primary, the client none
+   * the wiser.
+   */
+  private async routed<T>(run: (dataSource: DataSource) => Promise<T>): Promise<T> {
+    const replica = this.route?.replica;
+    if (replica === undefined) return run(this.dataSource);
+    try {
+      return await run(replica.dataSource);
+    } catch (error) {
+      if (this.budget?.signal?.aborted || !this.route?.retryOnPrimary(replica, error)) throw error;
+      return run(this.dataSource);
+    }
+  }
+
+  private rowsOn<T extends QueryResultRow>(dataSource: DataSource, statement: Statement): Promise<T[]> {
+    const pool = poolOf(dataSource);
     return this.checkout<PoolClient, T[]>(
       () => pool.connect(),
       // As pg's own Pool.query does: a connection whose statement failed is not reused.
@@ -44,9 +81,8 @@ export class Statements {
     );
   }
 
-  /** TypeORM reads and writes on one connection, whatever number of SQL statements `work` sends. */
-  manager<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
+  private managerOn<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const runner = dataSource.createQueryRunner();
     return this.checkout<Client, T>(
       // Connected before `work`, so that the wait for a connection is not charged; `connect()`
       // resolves to the pg client the runner holds, the one to cancel.

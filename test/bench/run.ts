@@ -7,6 +7,7 @@ import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
+import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
 import { type SpanSink, startSpanSink } from './span-sink';
@@ -17,7 +18,8 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * limiter on Redis (REDIS_URL), contenders interleaved over several rounds, medians reported.
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
  * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
- * million pets, scale.ts) runs some scenarios only. Beside each server's CPU per request it reports
+ * million pets, scale.ts; `replicas` for Q1 and Q2 on a primary alone and with a streaming replica,
+ * replicas.ts) runs some scenarios only. Beside each server's CPU per request it reports
  * PostgreSQL's (its backends' process time, pg-cpu.ts) when PostgreSQL runs on this machine.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
@@ -70,6 +72,8 @@ const KEYED_ATTACK = !ONLY || ONLY.includes('keyed-attack');
 const CROWD = !ONLY || ONLY.includes('crowd');
 /** `scale` (scale.ts) runs only when asked for: it loads a million pets. */
 const SCALE = ONLY?.includes('scale') ?? false;
+/** `replicas` (replicas.ts) runs only when asked for: it starts a primary and a replica of its own. */
+const REPLICAS = ONLY?.includes('replicas') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -128,10 +132,11 @@ async function main(): Promise<void> {
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
+  if (REPLICAS) await runReplicas({ REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS, WARM_UP_SECONDS);
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
-    if (crowd) report(new Map(), new Map(), [], [], crowd);
+    if (crowd) report(new Map(), new Map(), new Map(), [], [], crowd);
     return;
   }
   console.log(`creating and seeding the bench database (20 categories, ${PETS.toLocaleString('en')} pets, 50,000 orders)…`);

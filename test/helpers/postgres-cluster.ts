@@ -40,9 +40,30 @@ export interface PostgresCluster {
  * A PostgreSQL cluster of its own, made with `initdb` in a temporary folder and served by `pg_ctl`
  * on a free loopback port (no Unix socket, no fsync: a test's data need not survive a crash of the
  * machine). The server refuses to run as root, so as root (CI) every tool runs as `postgres`,
- * which owns the folder. pg_ctl's own `-w` waits for the server to accept connections.
+ * which owns the folder. pg_ctl's own `-w` waits for the server to accept connections. `settings`
+ * are server settings (`name=value`) added to the command line.
  */
-export async function startPostgresCluster(binDir: string): Promise<PostgresCluster> {
+export async function startPostgresCluster(binDir: string, settings: string[] = []): Promise<PostgresCluster> {
+  const { run, data, serve } = await clusterFolder(binDir, settings);
+  await run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
+  return serve();
+}
+
+/**
+ * A streaming replica of `primary` (a cluster of startPostgresCluster, which allows replication
+ * from loopback by default): `pg_basebackup -R` copies it and writes the standby's connection,
+ * then it is served as a cluster of its own, read-only, replaying the primary's log as it comes.
+ * `settings` as startPostgresCluster's: `recovery_min_apply_delay=500ms` keeps it that far behind.
+ */
+export async function startStandby(binDir: string, primary: Pick<PostgresCluster, 'url'>, settings: string[] = []): Promise<PostgresCluster> {
+  const { run, data, serve } = await clusterFolder(binDir, ['hot_standby_feedback=on', ...settings]);
+  const { port } = new URL(primary.url);
+  await run('pg_basebackup', ['-h', '127.0.0.1', '-p', port, '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--no-sync']);
+  return serve();
+}
+
+/** A temporary folder (owned by `postgres` when running as root), a free port, and how to run the server's tools there. */
+async function clusterFolder(binDir: string, settings: string[]) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'pg-cluster-'));
   const asRoot = userInfo().uid === 0;
@@ -58,23 +79,24 @@ export async function startPostgresCluster(binDir: string): Promise<PostgresClus
     const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
     await promisify(execFile)(file, argv, { timeout: 120_000 });
   };
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=60`;
+  const options = [`-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=60`, ...settings.map((setting) => `-c ${setting}`)].join(' ');
   const pgCtl = (...args: string[]) => run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', ...args]);
-
-  await run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
-  await pgCtl('-o', options, 'start');
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    restart: (mode) => pgCtl('-o', options, '-m', mode, 'restart'),
-    stop: (mode) => pgCtl('-m', mode, 'stop'),
-    start: () => pgCtl('-o', options, 'start'),
-    async remove() {
-      try {
-        await pgCtl('-m', 'immediate', 'stop');
-      } catch {
-        // Already stopped.
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const serve = async (): Promise<PostgresCluster> => {
+    await pgCtl('-o', options, 'start');
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      restart: (mode) => pgCtl('-o', options, '-m', mode, 'restart'),
+      stop: (mode) => pgCtl('-m', mode, 'stop'),
+      start: () => pgCtl('-o', options, 'start'),
+      async remove() {
+        try {
+          await pgCtl('-m', 'immediate', 'stop');
+        } catch {
+          // Already stopped.
+        }
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   };
+  return { run, data, serve };
 }

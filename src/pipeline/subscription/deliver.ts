@@ -9,7 +9,7 @@ import {
   visit,
 } from 'graphql';
 import type { Caller } from '../../auth/caller';
-import { type Context, createLoaders } from '../../context';
+import { type Context, createLoaders, eventServices, type Services } from '../../context';
 
 /** What an event is executed with for one subscription; subscriptions with one key share the result. */
 export interface EventShape {
@@ -34,12 +34,23 @@ export interface Prepared {
 export class EventDelivery {
   readonly active = new Map<string, number>();
   private readonly eventLoaders = new WeakMap<object, Context['loaders']>();
+  /** Each event's services: with read replicas, reading where the event's change is visible. */
+  private readonly eventServices = new WeakMap<object, Services | Promise<Services>>();
   private readonly eventResults = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
 
   deliver(args: ExecutionArgs, subscription: Prepared): AsyncGenerator<ExecutionResult> {
     const { caller, services: appServices } = args.contextValue as Context;
     const events = subscription.stream[Symbol.asyncIterator]();
     const { active, eventLoaders, eventResults } = this;
+    const servicesOf = (event: object): Services | Promise<Services> => {
+      let services = this.eventServices.get(event);
+      if (!services) {
+        const position = appServices.live.hub.positionOf(event);
+        services = position ? position.then((lsn) => eventServices(appServices, lsn)) : appServices;
+        this.eventServices.set(event, services);
+      }
+      return services;
+    };
     active.set(subscription.operation, (active.get(subscription.operation) ?? 0) + 1);
     let finished = false;
     const finish = async () => {
@@ -64,17 +75,21 @@ export class EventDelivery {
         if (!results) eventResults.set(event, (results = new Map()));
         let result = results.get(subscription.shape.key);
         if (!result) {
-          // Made on first use, then shared by every subscriber of the event: stock events read nothing.
-          const contextValue: Context = {
-            caller,
-            services: appServices,
-            get loaders() {
-              let loaders = eventLoaders.get(event);
-              if (!loaders) eventLoaders.set(event, (loaders = createLoaders(appServices)));
-              return loaders;
-            },
+          const services = servicesOf(event);
+          const run = (services: Services) => {
+            // Made on first use, then shared by every subscriber of the event: stock events read nothing.
+            const contextValue: Context = {
+              caller,
+              services,
+              get loaders() {
+                let loaders = eventLoaders.get(event);
+                if (!loaders) eventLoaders.set(event, (loaders = createLoaders(services)));
+                return loaders;
+              },
+            };
+            return execute({ ...args, document: subscription.shape.document, rootValue: event, contextValue });
           };
-          result = Promise.resolve(execute({ ...args, document: subscription.shape.document, rootValue: event, contextValue }));
+          result = services instanceof Promise ? services.then(run) : Promise.resolve(run(services));
           results.set(subscription.shape.key, result);
         }
         return { done: false, value: await result };

@@ -1,0 +1,24 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { Context } from '../context';
+import { READ_AFTER_HEADER } from '../sql/read-your-writes';
+
+/**
+ * Read replicas (DATABASE_READ_URLS; docs/contract.md "Read replicas"): once a document is known
+ * to be a query, its reads go to a replica that has seen the caller's writes; a mutation, every
+ * read inside it included, stays on the primary, and its answer carries the position the primary
+ * had reached after it (X-Read-After), which the gateway also remembers for the caller. Without
+ * replicas the request has no `reads`, and this does nothing.
+ */
+export function readRoutingPlugin(): ApolloServerPlugin<Context> {
+  const listener: Awaited<ReturnType<NonNullable<ApolloServerPlugin<Context>['requestDidStart']>>> = {
+    async didResolveOperation({ contextValue, operation }) {
+      if (operation?.operation === 'query') await contextValue.services?.reads?.readFromReplica();
+    },
+    async willSendResponse({ contextValue, operation, response }) {
+      if (operation?.operation !== 'mutation') return;
+      const position = await contextValue.services?.reads?.recordWrite();
+      if (position !== undefined) response.http.headers.set(READ_AFTER_HEADER.toLowerCase(), position);
+    },
+  };
+  return { requestDidStart: async () => listener };
+}

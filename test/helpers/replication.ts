@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { generateApiKey } from '../../src/auth/key-secret';
+import { openDatabase } from '../../src/db/database';
+import { IN_MEMORY } from '../../src/db/embedded';
+import { parseLsn } from '../../src/sql/lsn';
+import { startTestApp, type TestApp } from './app';
+import type { TestDatabase } from './database';
+import { postgresBinDir, type PostgresCluster, startPostgresCluster, startStandby } from './postgres-cluster';
+import { waitFor } from './wait';
+
+/**
+ * Services mode (DATABASE_URL) starts a primary and a streaming replica of its own with the
+ * server's binaries (PG_BIN, or the newest under /usr/lib/postgresql); embedded, these suites show
+ * as skipped. Without the binaries in services mode they fail, saying so.
+ */
+export const withReplication = process.env.DATABASE_URL ? describe : describe.skip;
+
+/** What the replica is kept behind by (recovery_min_apply_delay). */
+export const APPLY_DELAY_MS = 500;
+
+export interface Replication {
+  primary: PostgresCluster;
+  replica: PostgresCluster;
+  /** The primary, opened and migrated as a gateway opens it; the instances share it. */
+  db: TestDatabase;
+  /** Two instances of one deployment: the same primary, replica and Redis prefix. */
+  instances: [TestApp, TestApp];
+  close(): Promise<void>;
+}
+
+/** A primary, its replica APPLY_DELAY_MS behind, and two gateway instances reading from it. */
+export async function startReplication(env: Record<string, string> = {}): Promise<Replication> {
+  const binDir = postgresBinDir();
+  if (!binDir) throw new Error('PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup) not found: set PG_BIN or apt-get install postgresql');
+  const primary = await startPostgresCluster(binDir);
+  const replica = await startStandby(binDir, primary, [`recovery_min_apply_delay=${APPLY_DELAY_MS}ms`]);
+  const database = await openDatabase({ databaseUrl: primary.url, pgliteDataDir: IN_MEMORY });
+  const db: TestDatabase = { ...database, url: primary.url };
+  const prefix = `test:${randomBytes(6).toString('hex')}`;
+  // One admin key for the deployment: each instance makes sure of its ADMIN_API_KEY at start-up.
+  const gatewayEnv = { DATABASE_URL: primary.url, DATABASE_READ_URLS: replica.url, ADMIN_API_KEY: generateApiKey(), ...env };
+  const instances = [await startTestApp(gatewayEnv, { db, limiterKeyPrefix: prefix }), await startTestApp(gatewayEnv, { db, limiterKeyPrefix: prefix })] as [TestApp, TestApp];
+  return {
+    primary,
+    replica,
+    db,
+    instances,
+    async close() {
+      for (const instance of instances) await instance.close();
+      await db.close();
+      await replica.remove();
+      await primary.remove();
+    },
+  };
+}
+
+/** A gauge or counter's value in an instance's metrics (0 when absent). */
+export async function metric(t: TestApp, name: string, labels: Record<string, string>): Promise<number> {
+  const { values } = await t.app.metrics.registry.getSingleMetric(name)!.get();
+  const value = values.find((each) => Object.entries(labels).every(([label, wanted]) => each.labels[label] === wanted));
+  return value?.value ?? 0;
+}
+
+/** The instance's read requests so far, by where they were served. */
+export async function readsServed(t: TestApp): Promise<{ primary: number; replica: number }> {
+  return {
+    primary: await metric(t, 'petstore_db_reads_total', { served_by: 'primary' }),
+    replica: await metric(t, 'petstore_db_reads_total', { served_by: 'replica' }),
+  };
+}
+
+/** Waits until the replica, as `t` last polled it, takes reads and has replayed `position` (an X-Read-After). */
+export async function replicaAt(t: TestApp, position?: string, withinMs = 20_000): Promise<void> {
+  const wanted = position === undefined ? 0n : (parseLsn(position) as bigint);
+  await waitFor(
+    async () => {
+      const response = await fetch(`${t.url}/readyz`);
+      const { replicas } = (await response.json()) as { replicas: { state: string; replayLsn: string | null }[] };
+      return replicas.every(({ state, replayLsn }) => state === 'ok' && replayLsn !== null && (parseLsn(replayLsn) as bigint) >= wanted);
+    },
+    withinMs,
+    'the replica to take reads, caught up',
+  );
+}
