@@ -66,7 +66,7 @@ export class Statements {
     try {
       return await run(replica.dataSource);
     } catch (error) {
-      if (this.budget?.signal?.aborted || !this.route?.retryOnPrimary(replica, error)) throw error;
+      if (this.budget?.client?.aborted || !this.route?.retryOnPrimary(replica, error)) throw error;
       return run(this.dataSource);
     }
   }
