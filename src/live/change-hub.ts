@@ -30,12 +30,20 @@ export interface Backlog {
 
 type Listener = (change: Change) => void;
 
+/** One type's listeners: those that want every change, and the others by the one id they watch. */
+interface Listeners {
+  all: Set<Listener>;
+  byId: Map<string, Set<Listener>>;
+}
+
 /**
  * This instance's fan-out of committed changes to its own subscribers. Every subscriber of one
- * change receives the same object, so that they can share one read of the rows it names.
+ * change receives the same object, so that they can share one read of the rows it names. A
+ * change reaches only the subscribers watching its id (or every id): a thousand subscribers
+ * watching other pets cost it nothing.
  */
 export class ChangeHub {
-  private readonly listeners: Record<Change['type'], Set<Listener>> = { stock: new Set(), pet: new Set(), order: new Set() };
+  private readonly listeners: Record<Change['type'], Listeners> = { stock: listeners(), pet: listeners(), order: listeners() };
   private readonly positions = new WeakMap<Change, Promise<bigint | undefined>>();
 
   constructor(private readonly observer?: ChangeObserver) {}
@@ -49,7 +57,10 @@ export class ChangeHub {
     if (!change) return;
     if (position) this.positions.set(change, position);
     this.observer?.observePublished(change.type);
-    for (const listener of this.listeners[change.type]) listener(change);
+    const { all, byId } = this.listeners[change.type];
+    for (const listener of all) listener(change);
+    const watching = byId.get(idOf(change));
+    if (watching) for (const listener of watching) listener(change);
   }
 
   /**
@@ -62,27 +73,44 @@ export class ChangeHub {
 
   /** Stock changes of the listed pets, or of all. */
   stockChanges(petIds: readonly string[] | null, backlog?: Backlog): AsyncIterableIterator<StockChange> {
-    const wanted = petIds && new Set(petIds);
-    return this.stream('stock', (change) => !wanted || wanted.has(change.petId), backlog);
+    return this.stream('stock', petIds, backlog);
   }
 
   petChanges(ids: readonly string[] | null, backlog?: Backlog): AsyncIterableIterator<PetChange> {
-    const wanted = ids && new Set(ids);
-    return this.stream('pet', (change) => !wanted || wanted.has(change.id), backlog);
+    return this.stream('pet', ids, backlog);
   }
 
   /** One key's orders, or all of them for an admin. */
   orderChanges(scope: { apiKeyId: string; admin: boolean }, backlog?: Backlog): AsyncIterableIterator<OrderChange> {
-    return this.stream('order', (change) => scope.admin || change.apiKeyId === scope.apiKeyId, backlog);
+    return this.stream('order', scope.admin ? null : [scope.apiKeyId], backlog);
   }
 
-  private stream<T extends Change>(type: T['type'], wanted: (change: T) => boolean, backlog?: Backlog) {
-    const listeners = this.listeners[type];
-    const listener: Listener = (change) => wanted(change as T) && stream.push(change as T);
-    const stream = new ChangeStream<T>(() => listeners.delete(listener), backlog);
-    listeners.add(listener);
+  /** A stream of the changes of `type` whose id (idOf) is one of `ids`, or of all when null. */
+  private stream<T extends Change>(type: T['type'], ids: readonly string[] | null, backlog?: Backlog) {
+    const { all, byId } = this.listeners[type];
+    const listener: Listener = (change) => stream.push(change as T);
+    const watched = ids && [...new Set(ids)];
+    const stream = new ChangeStream<T>(() => {
+      if (!watched) return void all.delete(listener);
+      for (const id of watched) {
+        const set = byId.get(id);
+        set?.delete(listener);
+        if (set?.size === 0) byId.delete(id);
+      }
+    }, backlog);
+    if (!watched) all.add(listener);
+    else for (const id of watched) byId.set(id, (byId.get(id) ?? new Set()).add(listener));
     return stream;
   }
+}
+
+function listeners(): Listeners {
+  return { all: new Set(), byId: new Map() };
+}
+
+/** The id a subscriber of a change's type may watch: the pet's, or the ordering key's. */
+function idOf(change: Change): string {
+  return change.type === 'stock' ? change.petId : change.type === 'pet' ? change.id : change.apiKeyId;
 }
 
 /**

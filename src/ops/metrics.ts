@@ -92,6 +92,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly deliveredOf = new Map<string, { inc(): void }>();
+
   constructor(dataSource?: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' });
     if (dataSource) this.watchPool(dataSource);
@@ -122,7 +124,10 @@ export class Metrics {
   }
 
   observeDelivered(operation: string): void {
-    this.delivered.inc({ operation });
+    // Once per event and subscriber: the series is looked up once per root field, not hashed each time.
+    let series = this.deliveredOf.get(operation);
+    if (!series) this.deliveredOf.set(operation, (series = this.delivered.labels({ operation })));
+    series.inc();
   }
 
   observeDropped(operation: string, count = 1): void {

@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { context, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 
 /** The one path Apollo serves: the HTTP span's route, and so its name (`POST /graphql`). */
@@ -16,13 +16,16 @@ interface ReportedCost {
  * GraphQL conventions name it (`query FirstPets`) and carrying the operation's type, name and
  * cost. The cost is read from the response, where the query limits put it: this plugin is listed
  * after theirs, so their willSendResponse has written it. No span per field: that would cost more
- * than the operation.
+ * than the operation. A request whose HTTP span is not recorded (left out by the sampler) gets
+ * no hooks at all.
  */
 export function operationSpanPlugin(tracer: Tracer): ApolloServerPlugin {
   return {
     async requestDidStart() {
+      const active = context.active();
+      if (!trace.getSpan(active)?.isRecording()) return;
       // As a framework's instrumentation would: the HTTP instrumentation names its span after it.
-      const rpc = getRPCMetadata(context.active());
+      const rpc = getRPCMetadata(active);
       if (rpc?.type === RPCType.HTTP) rpc.route = GRAPHQL_ROUTE;
       const span = tracer.startSpan('GraphQL Operation');
       return {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -7,6 +8,8 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
 import type { Tracing } from '.';
 import { operationSpanPlugin } from './operation-span.plugin';
+import { guardIncomingRequests } from './request-door';
+import { admittedSampler, requestDoor, sampledAtTheDoor, samplerFromEnv } from './sampling';
 
 /** The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES gives one. */
 const SERVICE_NAME = 'petstore-gateway';
@@ -19,14 +22,25 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * requests, pg statements and ioredis calls. Traces only: the gateway's metrics are Prometheus's
  * and its logs are stdout's. Statements and Redis calls outside any request (the change listener,
  * the key re-checks) start no trace of their own.
+ *
+ * The sampler (OTEL_TRACES_SAMPLER) is asked at the door (request-door.ts), before the HTTP
+ * instrumentation makes a span or reads an attribute: a request it leaves out never reaches the
+ * instrumentation, and its statements and Redis calls, having no parent, make no span either. The
+ * SDK's own sampler then records every root that came through the door.
  */
 export function startSdk(env: Record<string, string | undefined>): Tracing {
   const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sampler = samplerFromEnv(env);
+  // Set once the SDK has installed the propagators the door reads. Until the door stands in front
+  // of the instrumentation, its hook takes the decision.
+  let sampled: (request: IncomingMessage) => boolean = () => false;
+  let decidedInHook = true;
   const sdk = new NodeSDK({
     ...(named ? {} : { serviceName: SERVICE_NAME }),
+    sampler: admittedSampler(),
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)) || (decidedInHook && !sampled(request)),
         // A GET's variables can hold what a client typed (a name); the query text stays, as the SQL does.
         redactedQueryParamsServer: ['variables'],
       }),
@@ -40,10 +54,22 @@ export function startSdk(env: Record<string, string | undefined>): Tracing {
     logRecordProcessors: [],
   });
   sdk.start();
+  const door = requestDoor(sampler);
+  sampled = (request) => !UNTRACED_PATHS.has(pathOf(request)) && door(request.headers);
+  // Required here, once the instrumentation is registered: it wraps the server's emit as http loads.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Server } = require('node:http') as typeof import('node:http');
+  decidedInHook = !guardIncomingRequests(Server.prototype as never, sampled, suppressTracing(ROOT_CONTEXT));
   const tracer = trace.getTracer(SERVICE_NAME);
   return {
     plugin: () => operationSpanPlugin(tracer),
-    traceSubscribe: (operationName, subscribe) => traceSubscribe(tracer, operationName, subscribe),
+    traceSubscribe: (operationName, subscribe) => {
+      const active = context.active();
+      const parent = trace.getSpan(active);
+      // Over SSE, inside its stream's request: traced if that request is. Over WebSocket, a root at the door.
+      const traced = parent ? parent.isRecording() : !isTracingSuppressed(active) && sampledAtTheDoor(sampler, ROOT_CONTEXT, 'subscription', SpanKind.SERVER);
+      return traced ? traceSubscribe(tracer, operationName, subscribe) : subscribe();
+    },
     logFields,
     shutdown: () => sdk.shutdown(),
   };

@@ -207,6 +207,73 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   });
 });
 
+describe('with a sampler that leaves requests out (OTEL_TRACES_SAMPLER)', () => {
+  const traced = (env: NodeJS.ProcessEnv) =>
+    startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '20', ...env });
+
+  it('records a sampled request whole and an unsampled one not at all: no span of any kind, no trace id in its log line', async () => {
+    const gateway = await traced({ OTEL_SERVICE_NAME: 'petstore-ratio', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
+    try {
+      const sent = [];
+      for (let i = 0; i < 24; i += 1) sent.push(await graphql(gateway, QUERY));
+      const sampled = sent.filter((request) => request.traceId !== undefined);
+      // Each request is a coin toss: all 24 landing on one side is a chance of one in eight million.
+      expect(sampled.length).toBeGreaterThan(0);
+      expect(sampled.length).toBeLessThan(sent.length);
+      for (const { traceId } of sampled) {
+        const spans = await traceOf(traceId!);
+        expect(spans.map((span) => span.scope)).toEqual(expect.arrayContaining(['@opentelemetry/instrumentation-http', 'petstore-gateway', PG]));
+      }
+      for (const { line } of sent.filter((request) => request.traceId === undefined)) expect(line.spanId).toBeUndefined();
+      // The last sampled trace has arrived whole: every span this gateway sent belongs to a sampled request.
+      const ours = new Set(sampled.map((request) => request.traceId));
+      const sentByIt = receiver.spans.filter((span) => span.resource['service.name'] === 'petstore-ratio');
+      expect(sentByIt.filter((span) => !ours.has(span.traceId))).toEqual([]);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it("follows the caller's decision under a parent-based sampler: traceparent's flags say whether a request is recorded", async () => {
+    const gateway = await traced({ OTEL_SERVICE_NAME: 'petstore-parent', OTEL_TRACES_SAMPLER: 'parentbased_always_off' });
+    try {
+      const recorded = randomBytes(16).toString('hex');
+      const declined = randomBytes(16).toString('hex');
+      const parent = randomBytes(8).toString('hex');
+      const own = await graphql(gateway, QUERY);
+      const yes = await graphql(gateway, QUERY, { traceparent: `00-${recorded}-${parent}-01` });
+      const no = await graphql(gateway, QUERY, { traceparent: `00-${declined}-${parent}-00` });
+      expect(own.traceId).toBeUndefined();
+      expect(yes.traceId).toBe(recorded);
+      expect(no.traceId).toBeUndefined();
+      await traceOf(recorded);
+      const sentByIt = receiver.spans.filter((span) => span.resource['service.name'] === 'petstore-parent');
+      expect(new Set(sentByIt.map((span) => span.traceId))).toEqual(new Set([recorded]));
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it('starts no span for a subscribe over WebSocket the sampler leaves out (always_off)', async () => {
+    const gateway = await traced({ OTEL_SERVICE_NAME: 'petstore-off', OTEL_TRACES_SAMPLER: 'always_off' });
+    const client = createClient({ url: `${gateway.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, onNonLazyError: () => undefined });
+    try {
+      const { traceId } = await graphql(gateway, QUERY);
+      expect(traceId).toBeUndefined();
+      let subscribed = false;
+      client.subscribe({ query: 'subscription UntracedStock { inventoryChanged(petIds: ["1"]) { quantity } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+      // The subscription counts as active once its subscribe has run.
+      await waitFor(async () => (subscribed = /petstore_live_subscriptions\{[^}]*\} [1-9]/.test(await (await fetch(`${gateway.url}/metrics`)).text())), 10_000, 'the subscription');
+      expect(subscribed).toBe(true);
+    } finally {
+      await client.dispose();
+      await gateway.stop();
+    }
+    // Spans end before the process does, and the SDK sends what it holds on SIGTERM.
+    expect(receiver.spans.filter((span) => span.resource['service.name'] === 'petstore-off')).toEqual([]);
+  });
+});
+
 describe('with no OTEL_* variable set', () => {
   it('loads no tracing code, and its request log carries no trace id', async () => {
     // Lists, as the process exits, every module it loaded.

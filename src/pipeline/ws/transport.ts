@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { CloseCode, makeServer, type ServerOptions } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../../logger';
@@ -45,6 +46,7 @@ export function serveGraphQLWs<P extends Record<string, unknown>>(
         send: (data) =>
           new Promise<void>((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve();
+            batchWrites(request.socket);
             socket.send(data, (error) => (error ? reject(error) : resolve()));
           }),
         close: (code, reason) => socket.close(code, reason),
@@ -66,4 +68,15 @@ export function serveGraphQLWs<P extends Record<string, unknown>>(
       void closed(code, String(reason));
     });
   });
+}
+
+/**
+ * Holds a socket's writes until the current tick's work is done, then sends them together: the
+ * events of one change (or of a burst read at once) that go to one socket's subscriptions leave
+ * in one write rather than one each.
+ */
+function batchWrites(raw: Duplex): void {
+  if (raw.writableCorked > 0) return;
+  raw.cork();
+  process.nextTick(() => raw.uncork());
 }

@@ -205,7 +205,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         return delivery.deliver(args, subscription);
       },
       onNext: (ctx, _id, _payload, args, result) => {
-        const operation = rootFieldOf(getOperationAST(args.document, args.operationName));
+        const operation = prepared.get(args.contextValue as object)?.operation ?? rootFieldOf(getOperationAST(args.document, args.operationName));
         const socket = ctx.extra.socket;
         if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
           metrics.observeDropped(operation);

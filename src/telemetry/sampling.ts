@@ -1,0 +1,73 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Context, diag, propagation, ROOT_CONTEXT, type Sampler, SpanKind, trace } from '@opentelemetry/api';
+import { tracing } from '@opentelemetry/sdk-node';
+
+const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler } = tracing;
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, built as the SDK builds it
+ * (parentbased_always_on when unset or unknown).
+ */
+export function samplerFromEnv(env: Record<string, string | undefined>): Sampler {
+  const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
+  const ratio = () => {
+    const value = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || 1);
+    return Number.isFinite(value) ? value : 1;
+  };
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio());
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    default:
+      diag.error(`unknown OTEL_TRACES_SAMPLER value "${name}", using parentbased_always_on`);
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/**
+ * The sampler the SDK itself runs once every root has passed the door (`sampledAtTheDoor`):
+ * a root or a remote parent's child is recorded, since the door let it in; a local span's child
+ * follows its parent.
+ */
+export function admittedSampler(): Sampler {
+  const on = new AlwaysOnSampler();
+  return new ParentBasedSampler({ root: on, remoteParentSampled: on, remoteParentNotSampled: on });
+}
+
+/** A random trace id, as the SDK makes them: the ratio sampler reads its last 8 bytes. */
+function randomTraceId(): string {
+  let id = '';
+  for (let i = 0; i < 4; i += 1) id += ((Math.random() * 0x1_0000_0000) >>> 0).toString(16).padStart(8, '0');
+  return id;
+}
+
+/**
+ * The sampling decision for a trace's root, taken before any span, attribute or context exists:
+ * a request left unrecorded then runs as if tracing were off. `parent` is the caller's context
+ * (a W3C traceparent), whose trace id and flags the configured sampler reads as the SDK would.
+ */
+export function sampledAtTheDoor(sampler: Sampler, parent: Context, name: string, kind: SpanKind): boolean {
+  const traceId = trace.getSpanContext(parent)?.traceId ?? randomTraceId();
+  return sampler.shouldSample(parent, traceId, name, kind, {}, []).decision !== SamplingDecision.NOT_RECORD;
+}
+
+/**
+ * The door for incoming HTTP requests: the caller's context read from the headers the configured
+ * propagators (OTEL_PROPAGATORS) read, and a request carrying none of them (most) spared the read.
+ */
+export function requestDoor(sampler: Sampler): (headers: IncomingHttpHeaders) => boolean {
+  const fields = propagation.fields().map((field) => field.toLowerCase());
+  return (headers) => {
+    const parent = fields.some((field) => headers[field] !== undefined) ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
+    return sampledAtTheDoor(sampler, parent, 'HTTP', SpanKind.SERVER);
+  };
+}
