@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
 import { admissionOfCaller, quotaOfCaller } from './auth/plans';
+import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
 import type { DatabaseTime } from './db/database-time';
@@ -31,6 +32,7 @@ import { graphqlOverHttp } from './pipeline/graphql-http';
 import { httpPipeline } from './pipeline/http';
 import { requestServicesOver } from './pipeline/request-services';
 import { restRoutes } from './rest/rest.routes';
+import { poolOf } from './sql/pool';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
 
@@ -80,6 +82,8 @@ export interface App {
   metrics: Metrics;
   /** Each identity's database time on this instance (docs/contract.md §5). */
   databaseTime: DatabaseTime;
+  /** The database pool's connections, handed out fairly across identities (docs/contract.md §5). */
+  databaseTurns: FairTurns;
   /** The instances sharing Redis as this one last saw them: from memory it admits a quota ÷ this. */
   instances(): number;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
@@ -128,9 +132,9 @@ export async function createApp(
     banPauseMs: config.banPauseMs,
     limiting,
   });
-  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger);
+  const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, poolOf(dataSource).options.max ?? 1);
   metrics.watchInFlight(() => admitter.inFlightTotals());
-  metrics.watchStatementSlots(() => statementSlots.taken());
+  metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
   const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted });
@@ -158,6 +162,7 @@ export async function createApp(
     services,
     metrics,
     databaseTime,
+    databaseTurns: poolTurns,
     instances: () => limits.instances(),
     websockets,
     streams,
