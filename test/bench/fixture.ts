@@ -16,6 +16,11 @@ export const BENCH_KEY = `psk_benchmain${'0'.repeat(32)}`;
 /** The keyed attacker of issue 20: a BUSINESS client key (1,000 requests a minute, 16 in flight). */
 export const ATTACK_KEY = `psk_benchattack${'0'.repeat(32)}`;
 export const orderKey = (i: number) => `psk_benchorder${String(i).padStart(32, '0')}`;
+/** The `crowd` scenario's FREE keys (crowd.ts), and its victims: a PRO key and a BUSINESS key. */
+export const CROWD_KEYS = 30;
+export const crowdKey = (i: number) => `psk_benchcrowd${String(i).padStart(32, '0')}`;
+export const PRO_VICTIM_KEY = `psk_benchpro${'0'.repeat(32)}`;
+export const BUSINESS_VICTIM_KEY = `psk_benchbusiness${'0'.repeat(32)}`;
 
 /**
  * A fresh database, migrated as the gateway migrates it, holding 20 categories, PETS pets (or
@@ -46,6 +51,15 @@ export async function createBenchDatabase(serverUrl: string, { name = BENCH_DATA
          FROM generate_series(0, $1 - 1) AS i`,
       [ORDER_KEYS],
     );
+    await sql(
+      `INSERT INTO api_keys (name, key_hash, plan, role)
+       SELECT 'bench crowd ' || i, encode(sha256(('psk_benchcrowd' || lpad(i::text, 32, '0'))::bytea), 'hex'), 'free', 'client'
+         FROM generate_series(0, $1 - 1) AS i`,
+      [CROWD_KEYS],
+    );
+    for (const [name, key, plan] of [['bench pro victim', PRO_VICTIM_KEY, 'pro'], ['bench business victim', BUSINESS_VICTIM_KEY, 'business']]) {
+      await sql(`INSERT INTO api_keys (name, key_hash, plan, role) VALUES ($1, encode(sha256($2::bytea), 'hex'), $3, 'client')`, [name, key, plan]);
+    }
     await sql(`INSERT INTO categories (name, description) SELECT 'Category ' || i, 'Kind ' || i FROM generate_series(1, $1) AS i`, [CATEGORIES]);
     await sql(
       `INSERT INTO pets (name, category_id, status)

@@ -49,7 +49,8 @@ export async function runKeyedAttack(instances: BenchServer[], seconds: number):
   return rows;
 }
 
-const statusList = (statuses: Record<string, number> | undefined) =>
+/** `200×n, 429×n`: answers by status, as the tables show them. */
+export const statusList = (statuses: Record<string, number> | undefined) =>
   Object.entries(statuses ?? {})
     .map(([status, count]) => `${status}×${count}`)
     .join(', ');

@@ -39,6 +39,17 @@ export async function startServer(name: string, script: string, args: string[], 
   };
 }
 
+/**
+ * `count` fresh gateway instances of one deployment, named `<label> A`, `<label> B`…: limiter on
+ * Redis under one prefix of their own, so that they share limits with each other and nothing else.
+ */
+export async function startDeployment(label: string, count: number, env: Record<string, string>): Promise<BenchServer[]> {
+  const shared = { ...env, BENCH_REDIS_PREFIX: `bench:${label.replace(/\W+/g, '-')}:${Date.now()}` };
+  const instances: BenchServer[] = [];
+  for (let i = 0; i < count; i += 1) instances.push(await startServer(`${label} ${String.fromCharCode(65 + i)}`, 'gateway.server.js', ['redis'], shared));
+  return instances;
+}
+
 export interface LoadResult {
   requests: number;
   reqPerSec: number;

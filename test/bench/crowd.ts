@@ -1,0 +1,211 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Plan, PLAN_LIMITS } from '../../src/auth/plans';
+import { type CrowdDocument, crowdQuery, crowdRequestBody } from './crowd-documents';
+import type { CrowdMember, CrowdResult, CrowdTask } from './crowd.worker';
+import { BENCH_DATABASE, BUSINESS_VICTIM_KEY, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, PRO_VICTIM_KEY } from './fixture';
+import { statusList } from './keyed-attack';
+import { type BenchServer, startDeployment } from './processes';
+
+/**
+ * Issue 30's crowds: many identities at once, each within its own limits, against two paying
+ * clients. Victims: a PRO key and a BUSINESS key, each reading one pet at CROWD_VICTIM_RATE
+ * requests a second (default 10), spread over the instances. Phases: the victims alone; during an
+ * anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60, the client sockets bound to them); during
+ * a crowd of 30 FREE keys. Every crowd member keeps its in-flight bound (FREE's, 16) of requests in
+ * flight on every instance, each the most expensive document it may send (crowd-documents.ts),
+ * chosen at the start by its cost and database time. On one instance, then on two sharing
+ * PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase. On a database of its own holding
+ * CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
+ */
+const PETS = Number(process.env.CROWD_PETS ?? 100_000);
+const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
+const VICTIM_RATE = Number(process.env.CROWD_VICTIM_RATE ?? 10);
+const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
+const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
+const VICTIMS = [
+  ['PRO', PRO_VICTIM_KEY],
+  ['BUSINESS', BUSINESS_VICTIM_KEY],
+] as const;
+/** The goal: no victim refused, and its p99 at most this during either crowd. */
+const VICTIM_P99_MS = 100;
+
+type Phase = 'alone' | 'anonymous crowd' | 'FREE-key crowd';
+const CROWDS: Record<Exclude<Phase, 'alone'>, CrowdMember[]> = {
+  'anonymous crowd': ADDRESSES.map((localAddress) => ({ localAddress })),
+  'FREE-key crowd': Array.from({ length: CROWD_KEYS }, (_, i) => ({ key: crowdKey(i) })),
+};
+
+export interface VictimFigures {
+  requests: number;
+  /**
+   * Answers by HTTP status; `200 errors` a 200 that is not the pet, `timeout` none within the
+   * worker's 10 s (a refusal as the client sees it), `error` a failed connection.
+   */
+  statuses: Record<string, number>;
+  /** The start of the first body of each status but 200. */
+  samples: Record<string, string>;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+export interface CrowdRow {
+  instances: number;
+  phase: Phase;
+  victims: Record<(typeof VICTIMS)[number][0], VictimFigures>;
+  /** The crowd's answers by HTTP status, and how many carried their counts; none while alone. */
+  crowd?: { requests: number; statuses: Record<string, number>; served: number; samples: Record<string, string> };
+}
+
+export interface CrowdRun {
+  pets: number;
+  document: { query: string; cost: number; limit: number };
+  /** Each shape at the most aliases admitted: its cost, and one request's time for a FREE key alone. */
+  candidates: { shape: CrowdDocument['shape']; aliases: number; cost: number; ms: number }[];
+  rows: CrowdRow[];
+}
+
+/** `env`: the gateway's environment but its database, which this makes on `serverUrl`, and drops. */
+export async function runCrowd(serverUrl: string, env: Record<string, string>): Promise<CrowdRun> {
+  const name = `${BENCH_DATABASE}_crowd`;
+  console.log(`crowd: creating and seeding its database (${PETS.toLocaleString('en')} pets)…`);
+  const databaseUrl = await createBenchDatabase(serverUrl, { name, pets: PETS });
+  try {
+    // Fresh deployments, one a set of instances: no limit of one run carries into the next.
+    let deployments = 0;
+    return await runPhases((count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, DATABASE_URL: databaseUrl }));
+  } finally {
+    await dropBenchDatabase(serverUrl, name);
+  }
+}
+
+async function runPhases(start: (count: number) => Promise<BenchServer[]>): Promise<CrowdRun> {
+  const [probe] = await start(1);
+  const chosen = await mostExpensiveDocument(probe.port).finally(() => probe.stop());
+  console.log(`crowd: each member sends ${chosen.query} (cost ${chosen.cost} of ${chosen.limit})`);
+  const rows: CrowdRow[] = [];
+  for (const count of [1, 2]) {
+    const instances = await start(count);
+    try {
+      const ports = instances.map((server) => server.port);
+      await runTask({ ports, seconds: 2, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } });
+      for (const phase of ['alone', 'anonymous crowd', 'FREE-key crowd'] as const) {
+        // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
+        const [{ victims }, { crowd }] = await Promise.all([
+          runTask({ ports, seconds: SECONDS, victims: { keys: VICTIMS.map(([, key]) => key), perSecond: VICTIM_RATE, pets: PETS } }),
+          phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
+        ]);
+        const row = rowOf(count, phase, { victims, crowd });
+        console.log(`crowd on ${count} instance(s), ${phase}: ${VICTIMS.map(([plan]) => `${plan} p99 ${row.victims[plan].p99} ms`).join(', ')}`);
+        rows.push(row);
+      }
+    } finally {
+      await Promise.all(instances.map((server) => server.stop()));
+    }
+  }
+  return { pets: PETS, document: { query: chosen.query, cost: chosen.cost, limit: chosen.limit }, candidates: chosen.candidates, rows };
+}
+
+function runTask(task: CrowdTask): Promise<CrowdResult> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(__dirname, 'crowd.worker.js'), JSON.stringify(task)], { maxBuffer: 64 << 20 }, (error, stdout) =>
+      error ? reject(error) : resolve(JSON.parse(stdout) as CrowdResult),
+    );
+  });
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? Number(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)].toFixed(1)) : NaN);
+
+function rowOf(instances: number, phase: Phase, result: CrowdResult): CrowdRow {
+  const victims = Object.fromEntries(
+    VICTIMS.map(([plan], i) => {
+      const { statuses, latencies, samples } = result.victims![i];
+      const sorted = [...latencies].sort((a, b) => a - b);
+      return [plan, { requests: latencies.length, statuses, samples, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) }];
+    }),
+  ) as CrowdRow['victims'];
+  const crowd = result.crowd && { requests: Object.values(result.crowd.statuses).reduce((a, b) => a + b, 0), ...result.crowd };
+  return { instances, phase, victims, crowd };
+}
+
+/**
+ * Of the two shapes, as many aliases as the cost limit admits (asked of the gateway, which
+ * reports each document's cost), the one that takes the longest for a FREE key (one statement
+ * at a time, so its time is its statements' time): the median of 7 after 3 to warm up.
+ */
+async function mostExpensiveDocument(port: number) {
+  const ask = async (document: CrowdDocument) => {
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': crowdKey(0) },
+      body: crowdRequestBody(document),
+    });
+    const body = (await response.json()) as { errors?: unknown[]; extensions?: { cost?: { requested: number; limit: number } } };
+    if (!body.extensions?.cost) throw new Error(`crowd: expected the cost of ${crowdQuery(document)}, got ${response.status} ${JSON.stringify(body)}`);
+    return { admitted: response.status === 200 && !body.errors, ...body.extensions.cost };
+  };
+  const candidates = [];
+  for (const shape of ['count', 'page'] as const) {
+    const one = await ask({ shape, aliases: 1 });
+    let document: CrowdDocument = { shape, aliases: Math.max(1, Math.floor(one.limit / one.requested)) };
+    while (!(await ask(document)).admitted && document.aliases > 1) document = { shape, aliases: document.aliases - 1 };
+    const times: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const begin = performance.now();
+      await ask(document);
+      if (i >= 3) times.push(performance.now() - begin);
+    }
+    const { requested, limit } = await ask(document);
+    candidates.push({ document, query: crowdQuery(document), cost: requested, limit, ms: times.sort((a, b) => a - b)[3] });
+  }
+  const chosen = candidates.reduce((a, b) => (b.ms > a.ms ? b : a));
+  return { ...chosen, candidates: candidates.map(({ document, cost, ms }) => ({ ...document, cost, ms: Number(ms.toFixed(1)) })) };
+}
+
+export function crowdTable({ document, candidates, rows }: CrowdRun): string {
+  const victim = (figures: VictimFigures) => `${statusList(figures.statuses)} | ${figures.p50} | ${figures.p90} | ${figures.p99}`;
+  const header =
+    '| instances | phase | PRO statuses | PRO p50 ms | p90 | p99 | BUSINESS statuses | BUSINESS p50 ms | p90 | p99 | crowd requests | crowd statuses | crowd served |';
+  const lines = rows.map(
+    (row) =>
+      `| ${row.instances} | ${row.phase} | ${victim(row.victims.PRO)} | ${victim(row.victims.BUSINESS)} | ` +
+      `${row.crowd?.requests ?? ''} | ${row.crowd ? statusList(row.crowd.statuses) : ''} | ${row.crowd?.served ?? ''} |`,
+  );
+  const times = candidates.map(({ shape, aliases, cost, ms }) => `${aliases} × ${shape}, cost ${cost}: ${ms} ms`).join('; ');
+  return [
+    `each crowd member: ${IN_FLIGHT} in flight per instance, sending ${document.query} (cost ${document.cost} of ${document.limit}; ` +
+      `one request's time for a FREE key alone, of each shape at the most aliases admitted: ${times}); victims ${VICTIM_RATE} requests/s each`,
+    '',
+    header,
+    `|${'---|'.repeat(13)}`,
+    ...lines,
+    '',
+    'what a refusal said, first of each status:',
+    ...samplesOf(rows),
+  ].join('\n');
+}
+
+function samplesOf(rows: CrowdRow[]): string[] {
+  const seen = new Map<string, string>();
+  for (const row of rows) {
+    const sources = [...Object.entries(row.victims).map(([plan, figures]) => [plan, figures.samples] as const), ['crowd', row.crowd?.samples ?? {}] as const];
+    for (const [who, samples] of sources) {
+      for (const [status, body] of Object.entries(samples)) if (!seen.has(`${who} ${status}`)) seen.set(`${who} ${status}`, body);
+    }
+  }
+  return [...seen].map(([label, body]) => `- ${label}: ${body.replace(/\s+/g, " ").trim()}`);
+}
+
+/** No victim refused, and their p99 within VICTIM_P99_MS, during either crowd on one and two instances. */
+export function crowdVictimsMet({ rows }: CrowdRun): boolean {
+  const during = rows.filter((row) => row.phase !== 'alone');
+  return (
+    during.length === 4 &&
+    during.every((row) => Object.values(row.victims).every((figures) => Object.keys(figures.statuses).every((status) => status === '200') && figures.p99 <= VICTIM_P99_MS))
+  );
+}
+
+/** The crowd never answered 500. */
+export const crowdNever500 = ({ rows }: CrowdRun): boolean => rows.length > 0 && rows.every((row) => !row.crowd?.statuses['500']);

@@ -1,0 +1,134 @@
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { crowdRequestBody, type CrowdDocument, victimRequestBody } from './crowd-documents';
+
+/**
+ * The `crowd` scenario's load (crowd.ts), in a process of its own: argv[2] is a CrowdTask as JSON.
+ * A crowd keeps each member's requests in flight on every instance, each answer followed at once
+ * by the next; victims send at a fixed rate, whatever comes back, spread over the instances.
+ * Prints its result as JSON.
+ */
+export interface CrowdTask {
+  ports: number[];
+  seconds: number;
+  crowd?: { members: CrowdMember[]; inFlight: number; document: CrowdDocument };
+  victims?: { keys: string[]; perSecond: number; pets: number };
+}
+
+/** A member of a crowd: an anonymous client on an address of its own, or a key. */
+export interface CrowdMember {
+  localAddress?: string;
+  key?: string;
+}
+
+export interface CrowdResult {
+  /** The crowd's answers by HTTP status (`error` for a failed connection), and those that carried the counts. */
+  crowd?: { statuses: Record<string, number>; served: number; samples: Record<string, string> };
+  /** Per victim key: answers by status (a 200 with errors counts as `200 errors`), and latencies in ms. */
+  victims?: { statuses: Record<string, number>; latencies: number[]; samples: Record<string, string> }[];
+}
+
+/** A request whose socket stays silent this long is given up (counted as `timeout`). */
+const GRACE_MS = 10_000;
+
+interface Answer {
+  status: string;
+  body: string;
+}
+
+function send(port: number, agent: Agent, headers: Record<string, string>, body: string): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/graphql', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: String(res.statusCode), body: Buffer.concat(chunks).toString() }));
+        res.on('error', () => resolve({ status: 'error', body: '' }));
+      },
+    );
+    req.setTimeout(GRACE_MS, () => req.destroy(new Error('timeout')));
+    req.on('error', (error) => resolve({ status: error.message === 'timeout' ? 'timeout' : 'error', body: '' }));
+    req.end(body);
+  });
+}
+
+/** What came back: a count by status, and the start of the first body of each status a refusal names. */
+class Tally {
+  readonly statuses: Record<string, number> = {};
+  readonly samples: Record<string, string> = {};
+
+  add(status: string, body: string): void {
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+    if (!(status in this.samples) && body && status !== '200') this.samples[status] = body.slice(0, 300);
+  }
+}
+
+async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult['crowd']> {
+  const { members, inFlight, document } = task.crowd!;
+  const tally = new Tally();
+  let served = 0;
+  const agents: Agent[] = [];
+  const loops: Promise<void>[] = [];
+  for (const member of members) {
+    const agent = new Agent({ keepAlive: true, maxSockets: inFlight * task.ports.length, localAddress: member.localAddress });
+    agents.push(agent);
+    const headers: Record<string, string> = member.key ? { 'x-api-key': member.key } : {};
+    for (const port of task.ports) {
+      for (let i = 0; i < inFlight; i += 1) {
+        loops.push(
+          (async () => {
+            while (performance.now() < deadline) {
+              const answer = await send(port, agent, headers, crowdRequestBody(document));
+              tally.add(answer.status, answer.body);
+              if (answer.status === '200' && answer.body.includes('"data"') && !answer.body.includes('"errors"')) served += 1;
+            }
+          })(),
+        );
+      }
+    }
+  }
+  await Promise.all(loops);
+  agents.forEach((agent) => agent.destroy());
+  return { statuses: tally.statuses, served, samples: tally.samples };
+}
+
+async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResult['victims']> {
+  const { keys, perSecond, pets } = task.victims!;
+  return Promise.all(
+    keys.map(async (key) => {
+      const agent = new Agent({ keepAlive: true });
+      const tally = new Tally();
+      const latencies: number[] = [];
+      const pending: Promise<void>[] = [];
+      // Open loop: the next request leaves on time, whether or not the last has come back.
+      for (let n = 0; performance.now() < deadline; n += 1) {
+        const start = performance.now();
+        pending.push(
+          send(task.ports[n % task.ports.length], agent, { 'x-api-key': key }, victimRequestBody(pets)).then((answer) => {
+            latencies.push(performance.now() - start);
+            const refused = answer.status === '200' && !answer.body.startsWith('{"data":{"pet":{"name":');
+            tally.add(refused ? '200 errors' : answer.status, answer.body);
+          }),
+        );
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + 1000 / perSecond - performance.now())));
+      }
+      await Promise.all(pending);
+      agent.destroy();
+      return { statuses: tally.statuses, latencies, samples: tally.samples };
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const task = JSON.parse(process.argv[2]) as CrowdTask;
+  const deadline = performance.now() + task.seconds * 1000;
+  const [crowd, victims] = await Promise.all([task.crowd ? runCrowd(task, deadline) : undefined, task.victims ? runVictims(task, deadline) : undefined]);
+  const result: CrowdResult = { crowd, victims };
+  process.stdout.write(JSON.stringify(result));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
