@@ -75,6 +75,9 @@ interface Flow {
 /** Weight of the newest hold in the smoothed hold time. */
 const SMOOTHING = 0.2;
 
+/** Holds measured over every key before their mean stands in for a key never measured. */
+const SETTLED_AFTER = 32;
+
 /** Keys whose hold time is remembered while they hold nothing: the most recent ones. */
 const REMEMBERED_KEYS = 10_000;
 
@@ -99,8 +102,9 @@ export class FairTurns {
   private seq = 0;
   /** Turns given back so far: a waiter that sees this move knows turns are moving. */
   private returned = 0;
-  /** Smoothed milliseconds a turn is held, over every key. */
+  /** Smoothed milliseconds a turn is held, over every key, and how many were measured. */
   private holdMs?: number;
+  private measured = 0;
   /** The hold times of keys holding nothing now, for when they come back. */
   private readonly recentHolds = new LRUCache<string, number>({ max: REMEMBERED_KEYS });
 
@@ -185,8 +189,9 @@ export class FairTurns {
   /**
    * What the key may expect if it asked for a turn now: its own turns waiting, each lasting as
    * long as its own turns have lately, at the turns at once its share gives it, after one
-   * turnover of the whole. A key whose turns were never measured expects no wait of its own: it is
-   * judged by what it does, not by others' statements.
+   * turnover of the whole. A key whose turns were never measured is taken for a typical key once
+   * the pool has measured enough turns (so that a crowd arriving at once cannot all queue
+   * unmeasured), and expects no wait of its own before (a cold start's first statements are slow).
    */
   outlook(claimant: Claimant): Outlook {
     const flow = this.flows.get(claimant.key);
@@ -209,7 +214,7 @@ export class FairTurns {
     let share = Math.min(claimant.max, (this.capacity * claimant.weight) / weights);
     const classCapped = claimant.capped && uncappedWaiting && (this.cappedLimit * claimant.weight) / cappedWeights < share;
     if (classCapped) share = (this.cappedLimit * claimant.weight) / cappedWeights;
-    const holdMs = flow?.holdMs ?? this.recentHolds.get(claimant.key) ?? 0;
+    const holdMs = flow?.holdMs ?? this.recentHolds.get(claimant.key) ?? (this.measured >= SETTLED_AFTER ? this.holdMs! : 0);
     const turnoverMs = (this.holdMs ?? 0) / this.capacity;
     const ownWaitMs = (ahead * holdMs) / share;
     return { ...basis, waitMs: turnoverMs + ownWaitMs, ownWaitMs, share, classCapped };
@@ -255,6 +260,7 @@ export class FairTurns {
       const heldMs = this.now() - grantedAt;
       flow.holdMs = flow.holdMs === undefined ? heldMs : flow.holdMs + SMOOTHING * (heldMs - flow.holdMs);
       this.holdMs = this.holdMs === undefined ? heldMs : this.holdMs + SMOOTHING * (heldMs - this.holdMs);
+      this.measured += 1;
       flow.held -= 1;
       this.taken -= 1;
       if (flow.claimant.capped) this.cappedHeld -= 1;

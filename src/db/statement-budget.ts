@@ -86,17 +86,20 @@ export class StatementBudget implements Budget {
       const outlook = turns.outlook(claimant);
       if (outlook.others > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
     }
+    // A request not started waits no longer than it was expected to: the estimate may be wrong.
+    const bounded = !this.started && startWithinMs !== undefined && startWithinMs < timeoutMs;
     try {
-      const free = await turns.take(claimant, timeoutMs, this.waits.signal);
+      const free = await turns.take(claimant, bounded ? startWithinMs : timeoutMs, this.waits.signal);
       this.started = true;
       return scope ? scope.defer(free) : free;
     } catch (error) {
       if (!(error instanceof TurnWaitTimeout)) throw error;
-      // None finished in a whole statement timeout: the database is not answering (503, as for
-      // the statements ahead). Else the cause is named: the client's own statements held every
-      // turn it may hold, or the pool was busy with others' statements all along.
-      if (!error.turnedOver) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
-      throw this.refuse(error.ownFull ? ownStatementsHeld(error.timeoutMs, claimant.max) : databaseSaturated(error.timeoutMs, true));
+      // The cause is named: the client's own statements held every turn it may hold (429), or
+      // the pool was busy with others' statements (503). None finished in a whole statement
+      // timeout: the database is not answering (503, as for the statements ahead).
+      if (error.ownFull) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
+      if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
+      throw this.refuse(databaseSaturated(error.timeoutMs, true));
     }
   }
 

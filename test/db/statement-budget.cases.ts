@@ -267,6 +267,23 @@ describe('StatementBudget', () => {
     again();
   });
 
+  it('waits no longer than its bound for a request not started: 429 when its own statements held its turns, 503 when others’ did', async () => {
+    const turns = turnsOf(1);
+    const held = await turns.take(claimant('key:a', 16));
+    const refused = await new StatementBudget(allowance(turns, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 }))
+      .acquire()
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
+    expect((refused as Error).message).toMatch(/busy with clients of this priority or higher: a statement waited 30 ms/);
+    held();
+    const own = await turns.take(claimant('ip:1', 1, 1, true));
+    const refusedOwn = await new StatementBudget(allowance(turns, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 }))
+      .acquire()
+      .catch((error: unknown) => error);
+    expect(refusedOwn).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    own();
+  });
+
   it('refuses with Retry-After once its identity has spent its database time, and charges what statements hold', async () => {
     let now = 0;
     const meter = new DatabaseTime(() => now);
