@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
-import { admissionOfCaller, quotaOfCaller } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, shedAtOf } from './auth/plans';
 import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
@@ -129,6 +129,7 @@ export async function createApp(
     logger,
     quotaOf: quotaOfCaller,
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
+    shedAtOf: limitInFlight ? shedAtOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,
   });

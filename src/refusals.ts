@@ -27,6 +27,15 @@ export function overWindow(limit: number, window: string, retryAfterSeconds: num
   return rateLimited(`Rate limit exceeded: ${limit} requests per ${window}; retry in ${retryAfterSeconds} s`, retryAfterSeconds);
 }
 
+/**
+ * The instance holds as many requests in flight as it keeps for callers of this priority: the
+ * rest of its capacity is kept for more important ones (503: the instance is overloaded, not the
+ * client over a limit).
+ */
+export function instanceBusy(inFlight: number): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', `This instance is busy: it has ${inFlight} requests in flight, and keeps the rest of its capacity for clients of higher plans; retry in 1 s`, {}, 1);
+}
+
 /** The identity's in-flight slots stayed full for the whole wait: retry in a second, nothing counted. */
 export function inFlightFull(max: number): ApiError {
   return rateLimited(`Too many requests in flight: at most ${max} at once, and none finished in time; retry in 1 s`, 1);

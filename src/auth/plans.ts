@@ -153,3 +153,18 @@ export function databaseClaimOf(caller: PlannedCaller & ({ kind: 'key'; key: { r
   const limits = PLAN_LIMITS[caller.key.role === ApiKeyRole.ADMIN ? Plan.ENTERPRISE : caller.key.plan];
   return { max: limitsOf(caller).statementsAtOnce, weight: limits.databaseWeight, capped: false, startWithinMs: limits.startWithinMs };
 }
+
+/**
+ * Requests in flight on an instance (every identity's, waiting or running) from which each
+ * priority is shed (docs/contract.md §5, "Shedding"): Stripe's load shedder, keeping the last of an
+ * instance's capacity for the more important. Anonymous clients first, at half, FREE at three
+ * quarters, paying plans at nine tenths; ENTERPRISE and admin keys never.
+ */
+export const INSTANCE_REQUESTS_IN_FLIGHT = 1_000;
+const SHED_AT = { anonymous: 0.5, [Plan.FREE]: 0.75, [Plan.PRO]: 0.9, [Plan.BUSINESS]: 0.9, [Plan.ENTERPRISE]: null } as const;
+
+/** The instance's requests in flight at which the caller's are refused 503; null: never. */
+export function shedAtOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): number | null {
+  const share = caller.kind === 'anonymous' ? SHED_AT.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT[caller.key.plan];
+  return share === null ? null : Math.floor(INSTANCE_REQUESTS_IN_FLIGHT * share);
+}
