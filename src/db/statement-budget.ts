@@ -94,10 +94,10 @@ export class StatementBudget implements Budget {
       return scope ? scope.defer(free) : free;
     } catch (error) {
       if (!(error instanceof TurnWaitTimeout)) throw error;
-      // The cause is named: the client's own statements held every turn it may hold (429), or
-      // the pool was busy with others' statements (503). None finished in a whole statement
+      // The cause is named: the client's own statements held every turn it may hold while the
+      // pool's turns moved (429), or the pool was busy (503). None finished in a whole statement
       // timeout: the database is not answering (503, as for the statements ahead).
-      if (error.ownFull) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
+      if (error.ownFull && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
       if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
       throw this.refuse(databaseSaturated(error.timeoutMs, true));
     }
