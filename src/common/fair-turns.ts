@@ -24,13 +24,14 @@ export interface FairTurnsOptions {
 
 /**
  * A wait for a turn that ran out. `turnedOver`: some holder gave a turn back meanwhile, so turns
- * were moving, only not to this waiter; `ownFull`: its key held every turn it may hold throughout.
+ * were moving, only not to this waiter; `ownRan`: its own key held a turn during the wait (its own
+ * statements ahead of it ran), rather than none at all.
  */
 export class TurnWaitTimeout extends Error {
   constructor(
     readonly timeoutMs: number,
     readonly turnedOver: boolean,
-    readonly ownFull: boolean,
+    readonly ownRan: boolean,
   ) {
     super(`waited ${timeoutMs} ms for a turn`);
     this.name = 'TurnWaitTimeout';
@@ -70,6 +71,8 @@ interface Flow {
   finish: number;
   /** Smoothed milliseconds its turns were held; undefined before its first. */
   holdMs?: number;
+  /** Turns it has been granted while in the queue. */
+  grants: number;
 }
 
 /** Weight of the newest hold in the smoothed hold time. */
@@ -150,6 +153,7 @@ export class FairTurns {
     const flow = this.flowOf(claimant);
     if (flow.waiting.length === 0 && this.mayStart(flow)) return Promise.resolve(this.grant(flow));
     const returnedBefore = this.returned;
+    const grantsBefore = flow.grants;
     return new Promise((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
@@ -176,9 +180,9 @@ export class FairTurns {
       };
       const timer = Number.isFinite(timeoutMs)
         ? setTimeout(() => {
-            const ownFull = flow.held >= flow.claimant.max;
+            const ownRan = flow.held > 0 || flow.grants !== grantsBefore;
             leave();
-            reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownFull));
+            reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownRan));
           }, timeoutMs)
         : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -208,7 +212,7 @@ export class FairTurns {
       else if (other.waiting.length > 0) uncappedWaiting = true;
     }
     const basis = { ahead, others, capacity: this.capacity, cappedLimit: this.cappedLimit };
-    if (ahead === 0 && this.mayStart(flow ?? { claimant, held: 0, waiting: [], finish: 0 })) {
+    if (ahead === 0 && this.mayStart(flow ?? { claimant, held: 0, waiting: [], finish: 0, grants: 0 })) {
       return { ...basis, waitMs: 0, ownWaitMs: 0, share: claimant.max, classCapped: false };
     }
     let share = Math.min(claimant.max, (this.capacity * claimant.weight) / weights);
@@ -223,7 +227,7 @@ export class FairTurns {
   private flowOf(claimant: Claimant): Flow {
     let flow = this.flows.get(claimant.key);
     if (!flow) {
-      flow = { claimant, held: 0, waiting: [], finish: this.virtualTime, holdMs: this.recentHolds.get(claimant.key) };
+      flow = { claimant, held: 0, waiting: [], finish: this.virtualTime, holdMs: this.recentHolds.get(claimant.key), grants: 0 };
       this.flows.set(claimant.key, flow);
     }
     flow.claimant = claimant;
@@ -250,6 +254,7 @@ export class FairTurns {
     flow.finish = start + 1 / flow.claimant.weight;
     this.virtualTime = start;
     flow.held += 1;
+    flow.grants += 1;
     this.taken += 1;
     if (flow.claimant.capped) this.cappedHeld += 1;
     const grantedAt = this.now();

@@ -80,24 +80,25 @@ export class StatementBudget implements Budget {
       const seconds = Math.ceil(waitMs / 1000);
       throw this.refuse(databaseBusy(`This client has used its ${time!.allowanceMs / 1000} s of database time a minute; retry in ${seconds} s`, seconds));
     }
-    // Until one of its statements has started, a request that could not start soon is refused
-    // whole; once one has, the rest are let finish what it began.
+    // Until one of its statements has started, a request that could not start soon while others
+    // compete for the pool is refused whole; once one has, the rest are let finish what it began.
+    let bounded = false;
     if (!this.started && startWithinMs !== undefined) {
       const outlook = turns.outlook(claimant);
       if (outlook.others > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
+      // Nor does it wait longer than it was expected to: the estimate may be wrong.
+      bounded = outlook.others > 0 && startWithinMs < timeoutMs;
     }
-    // A request not started waits no longer than it was expected to: the estimate may be wrong.
-    const bounded = !this.started && startWithinMs !== undefined && startWithinMs < timeoutMs;
     try {
       const free = await turns.take(claimant, bounded ? startWithinMs : timeoutMs, this.waits.signal);
       this.started = true;
       return scope ? scope.defer(free) : free;
     } catch (error) {
       if (!(error instanceof TurnWaitTimeout)) throw error;
-      // The cause is named: the client's own statements held every turn it may hold while the
-      // pool's turns moved (429), or the pool was busy (503). None finished in a whole statement
+      // The cause is named: the client's own statements ran ahead of it while the pool's turns
+      // moved (429), or the pool was busy with others' (503). None finished in a whole statement
       // timeout: the database is not answering (503, as for the statements ahead).
-      if (error.ownFull && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
+      if (error.ownRan && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
       if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
       throw this.refuse(databaseSaturated(error.timeoutMs, true));
     }

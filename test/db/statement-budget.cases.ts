@@ -97,14 +97,14 @@ describe('FairTurns', () => {
     expect(turns.held).toBe(0);
   });
 
-  it('gives up waiting after the timeout, saying whether turns moved and whether the key’s own held all it may', async () => {
+  it('gives up waiting after the timeout, saying whether turns moved and whether the key’s own ran meanwhile', async () => {
     const turns = turnsOf(1);
     const free = await turns.take(claimant('a'));
     const stuck = await turns.take(claimant('b'), 20).catch((error: Error) => error);
     expect(stuck).toBeInstanceOf(TurnWaitTimeout);
-    expect(stuck).toMatchObject({ turnedOver: false, ownFull: false });
+    expect(stuck).toMatchObject({ turnedOver: false, ownRan: false });
     const own = await turns.take(claimant('a'), 20).catch((error: Error) => error);
-    expect(own).toMatchObject({ turnedOver: false, ownFull: true });
+    expect(own).toMatchObject({ turnedOver: false, ownRan: true });
     const next = turns.take(claimant('b'), 1_000);
     free();
     (await next)();
