@@ -30,16 +30,16 @@ export enum Plan {
  * - `databaseWeight`: the plan's weight in the fair share of the database pool among the
  *   identities waiting for it (db/statement-budget.ts): doubled at each plan up, anonymous 1.
  * - `startWithinMs`: a request whose statements the pool could not start within this (its share
- *   being what it is) is refused at once rather than queued; anonymous 500 ms, and none for
- *   ENTERPRISE, which waits like an admin key for its statements' turn.
+ *   being what it is) is refused at once rather than queued; anonymous 500 ms, paying plans the
+ *   default statement timeout, and none for ENTERPRISE, which waits like an admin key.
  * - `persistedQueriesPerDay`: automatic persisted queries the identity may register per day
  *   (graphql/apq-registrations.ts): a front end ships tens of documents, and each registration
  *   is kept 24 hours in Redis, at most 20 KB, so FREE holds at most 10 MB there a day.
  */
 export const PLAN_LIMITS = {
-  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10, databaseWeight: 2, startWithinMs: 1_000, persistedQueriesPerDay: 500 },
-  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50, databaseWeight: 4, startWithinMs: 2_000, persistedQueriesPerDay: 2_000 },
-  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200, databaseWeight: 8, startWithinMs: 2_000, persistedQueriesPerDay: 10_000 },
+  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10, databaseWeight: 2, startWithinMs: 2_000, persistedQueriesPerDay: 500 },
+  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50, databaseWeight: 4, startWithinMs: 5_000, persistedQueriesPerDay: 2_000 },
+  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200, databaseWeight: 8, startWithinMs: 5_000, persistedQueriesPerDay: 10_000 },
   [Plan.ENTERPRISE]: { quota: null, requestsInFlight: 128, statementsAtOnce: 8, databaseMsPerMinute: 120_000, subscriptions: 500, sockets: 1_000, databaseWeight: 16, startWithinMs: null, persistedQueriesPerDay: 50_000 },
 } as const satisfies Readonly<Record<Plan, PlanLimits>>;
 

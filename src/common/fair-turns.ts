@@ -144,11 +144,12 @@ export class FairTurns {
   }
 
   /**
-   * Waits for a turn, at most `timeoutMs` (then rejects with TurnWaitTimeout), leaving the queue
-   * at once when `signal` aborts (rejecting with its reason); the returned function gives the
-   * turn back (once). A free turn is taken before anything awaits.
+   * Waits for a turn, at most `timeoutMs` (then rejects with TurnWaitTimeout; with `ownBoundOnly`,
+   * only when its key holds all it may then or no turn came back in that time), leaving the queue at once when `signal` aborts
+   * (rejecting with its reason); the returned function gives the turn back (once). A free turn
+   * is taken before anything awaits.
    */
-  take(claimant: Claimant, timeoutMs = Infinity, signal?: AbortSignal): Promise<() => void> {
+  take(claimant: Claimant, timeoutMs = Infinity, signal?: AbortSignal, { ownBoundOnly = false } = {}): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const flow = this.flowOf(claimant);
     if (flow.waiting.length === 0 && this.mayStart(flow)) return Promise.resolve(this.grant(flow));
@@ -178,13 +179,20 @@ export class FairTurns {
         leave();
         reject(signal?.reason);
       };
-      const timer = Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-            const ownRan = flow.held > 0 || flow.grants !== grantsBefore;
-            leave();
-            reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownRan));
-          }, timeoutMs)
-        : undefined;
+      let returnedAtArm = returnedBefore;
+      const expire = () => {
+        // Counting only waits behind its own bound: one held back by a pool that keeps turning
+        // over waits on; a pool that did not move in a whole wait is not answering.
+        if (ownBoundOnly && flow.held < flow.claimant.max && this.returned !== returnedAtArm) {
+          returnedAtArm = this.returned;
+          timer = setTimeout(expire, timeoutMs);
+          return;
+        }
+        const ownRan = flow.held > 0 || flow.grants !== grantsBefore;
+        leave();
+        reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownRan));
+      };
+      let timer = Number.isFinite(timeoutMs) ? setTimeout(expire, timeoutMs) : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       flow.waiting.push(waiter);
     });

@@ -85,12 +85,16 @@ export class StatementBudget implements Budget {
     let bounded = false;
     if (!this.started && startWithinMs !== undefined) {
       const outlook = turns.outlook(claimant);
-      if (outlook.others > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
+      // Only its own statements ahead refuse it at once: a pool merely slow for everyone is
+      // judged by the wait itself (below), not by an estimate of it.
+      if (outlook.others > 0 && outlook.ahead > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
       // Nor does it wait longer than it was expected to: the estimate may be wrong.
       bounded = outlook.others > 0 && startWithinMs < timeoutMs;
     }
     try {
-      const free = await turns.take(claimant, bounded ? startWithinMs : timeoutMs, this.waits.signal);
+      // Unbounded, a statement held back by the pool alone (not by its client's own bound) waits
+      // on, as it would in the pool's queue.
+      const free = await turns.take(claimant, bounded ? startWithinMs : timeoutMs, this.waits.signal, { ownBoundOnly: !bounded });
       this.started = true;
       return scope ? scope.defer(free) : free;
     } catch (error) {
@@ -123,11 +127,7 @@ export class StatementBudget implements Budget {
   }
 }
 
-/**
- * Why a request's statements would not start soon: its own statements waiting, at its share of
- * the pool (429), or, with none of its own ahead, a pool busy for everyone (503).
- */
+/** Why a request's statements would not start soon: its own statements waiting, at its share of the pool (429). */
 function notStartingSoon(outlook: Outlook): RequestRefusal {
-  if (outlook.ahead === 0) return databaseSaturated(outlook.waitMs, false);
   return overDatabaseShare({ ...outlook, anonymousLimit: outlook.classCapped ? outlook.cappedLimit : undefined });
 }
