@@ -2,7 +2,8 @@ import type { RequestListener } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
-import { admissionOfCaller, quotaOfCaller } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, shedAtOf } from './auth/plans';
+import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
 import type { DatabaseTime } from './db/database-time';
@@ -34,6 +35,7 @@ import { restRoutes } from './rest/rest.routes';
 import type { ReadReplicas } from './sql/read-replicas';
 import { READ_AFTER_HEADER } from './sql/read-your-writes';
 import { WritePositions, writePositionTtlMs } from './sql/write-positions';
+import { poolOf } from './sql/pool';
 
 export const STUDIO_ORIGIN = 'https://studio.apollographql.com';
 
@@ -87,6 +89,8 @@ export interface App {
   metrics: Metrics;
   /** Each identity's database time on this instance (docs/contract.md §5). */
   databaseTime: DatabaseTime;
+  /** The database pool's connections, handed out fairly across identities (docs/contract.md §5). */
+  databaseTurns: FairTurns;
   /** The instances sharing Redis as this one last saw them: from memory it admits a quota ÷ this. */
   instances(): number;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
@@ -132,6 +136,7 @@ export async function createApp(
     logger,
     quotaOf: quotaOfCaller,
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
+    shedAtOf: limitInFlight ? shedAtOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,
   });
@@ -142,9 +147,9 @@ export async function createApp(
     onRouted: (servedBy: 'primary' | 'replica') => metrics.observeRead(servedBy),
   };
   if (replicas) metrics.watchReplicas(() => replicas.status());
-  const { requestServices, databaseTime, statementSlots } = requestServicesOver(services, config, logger, readYourWrites);
+  const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, poolOf(dataSource).options.max ?? 1, readYourWrites);
   metrics.watchInFlight(() => admitter.inFlightTotals());
-  metrics.watchStatementSlots(() => statementSlots.taken());
+  metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
   const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted });
@@ -174,6 +179,7 @@ export async function createApp(
     services,
     metrics,
     databaseTime,
+    databaseTurns: poolTurns,
     instances: () => limits.instances(),
     websockets,
     streams,

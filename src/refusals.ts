@@ -27,6 +27,15 @@ export function overWindow(limit: number, window: string, retryAfterSeconds: num
   return rateLimited(`Rate limit exceeded: ${limit} requests per ${window}; retry in ${retryAfterSeconds} s`, retryAfterSeconds);
 }
 
+/**
+ * The instance holds as many requests in flight as it keeps for callers of this priority: the
+ * rest of its capacity is kept for more important ones (503: the instance is overloaded, not the
+ * client over a limit).
+ */
+export function instanceBusy(inFlight: number): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', `This instance is busy: it has ${inFlight} requests in flight, and keeps the rest of its capacity for clients of higher plans; retry in 1 s`, {}, 1);
+}
+
 /** The identity's in-flight slots stayed full for the whole wait: retry in a second, nothing counted. */
 export function inFlightFull(max: number): ApiError {
   return rateLimited(`Too many requests in flight: at most ${max} at once, and none finished in time; retry in 1 s`, 1);
@@ -82,6 +91,54 @@ export function tooManySubscriptions(cap: number): ApiError {
 /** The identity's own statements, or its database time, refuse the whole request (docs/contract.md §5). */
 export function databaseBusy(message: string, retryAfterSeconds: number): RequestRefusal {
   return new RequestRefusal('RATE_LIMITED', message, {}, Math.max(1, retryAfterSeconds));
+}
+
+/** What a request's statements could expect of the database pool when it was refused (db/statement-budget.ts). */
+export interface PoolOutlook {
+  /** Milliseconds until its next statement would start. */
+  waitMs: number;
+  /** Its own statements waiting ahead of it. */
+  ahead: number;
+  /** Connections at once its fair share gives it (possibly a fraction), of `capacity`. */
+  share: number;
+  capacity: number;
+  /** Other clients holding or waiting for connections. */
+  others: number;
+  /** Set when the anonymous class's share bounded it: the connections the class may hold. */
+  anonymousLimit?: number;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Its own statements waiting would not start soon at the client's share of the database pool:
+ * refused at once (429), before it queues, naming its share (docs/contract.md §5, "Fair share of
+ * the database").
+ */
+export function overDatabaseShare(outlook: PoolOutlook): RequestRefusal {
+  const retry = seconds(outlook.waitMs);
+  const wait = `its ${outlook.ahead} statements waiting would take about ${Math.round(outlook.waitMs)} ms to start`;
+  const message =
+    outlook.anonymousLimit !== undefined
+      ? `Anonymous clients together hold at most ${outlook.anonymousLimit} of the database's ${outlook.capacity} connections while keyed clients wait; at this address's share ${wait}; retry in ${retry} s`
+      : `At this client's share of the database (${outlook.share.toFixed(2)} of ${outlook.capacity} connections, with ${outlook.others} other clients waiting), ${wait}; send fewer requests at once, retry in ${retry} s`;
+  return new RequestRefusal('RATE_LIMITED', message, {}, retry);
+}
+
+/** The client's own statements held every connection it may hold at once for a whole wait (429). */
+export function ownStatementsHeld(waitMs: number, max: number): RequestRefusal {
+  return new RequestRefusal('RATE_LIMITED', `This client's own earlier statements held all ${max} of its database connections at once for ${waitMs} ms; send fewer requests at once`, {}, 1);
+}
+
+/**
+ * The instance's database pool is too busy for every client of this one's priority: its first
+ * statement, with none of its own ahead, would not start soon, or its wait ran out while others'
+ * statements were served (503, docs/contract.md §5).
+ */
+export function databaseSaturated(waitMs: number, waited: boolean): RequestRefusal {
+  const retry = seconds(waitMs);
+  const what = waited ? `waited ${waitMs} ms for a connection` : `would wait about ${Math.round(waitMs)} ms for a connection`;
+  return new RequestRefusal('SERVICE_UNAVAILABLE', `This instance's database connections are all busy with clients of this priority or higher: a statement ${what}; retry in ${retry} s`, {}, retry);
 }
 
 /** The database cannot be reached; it recovers by itself. */

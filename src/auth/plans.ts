@@ -27,15 +27,20 @@ export enum Plan {
  * - `subscriptions`: concurrent subscriptions across all instances.
  * - `sockets`: open WebSockets on an instance: a socket per tab and reconnects, twice the
  *   subscription cap, far below what takes an instance down.
+ * - `databaseWeight`: the plan's weight in the fair share of the database pool among the
+ *   identities waiting for it (db/statement-budget.ts): doubled at each plan up, anonymous 1.
+ * - `startWithinMs`: a request whose statements the pool could not start within this (its share
+ *   being what it is) is refused at once rather than queued; anonymous 500 ms, paying plans the
+ *   default statement timeout, and none for ENTERPRISE, which waits like an admin key.
  * - `persistedQueriesPerDay`: automatic persisted queries the identity may register per day
  *   (graphql/apq-registrations.ts): a front end ships tens of documents, and each registration
  *   is kept 24 hours in Redis, at most 20 KB, so FREE holds at most 10 MB there a day.
  */
 export const PLAN_LIMITS = {
-  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10, persistedQueriesPerDay: 500 },
-  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50, persistedQueriesPerDay: 2_000 },
-  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200, persistedQueriesPerDay: 10_000 },
-  [Plan.ENTERPRISE]: { quota: null, requestsInFlight: 128, statementsAtOnce: 8, databaseMsPerMinute: 120_000, subscriptions: 500, sockets: 1_000, persistedQueriesPerDay: 50_000 },
+  [Plan.FREE]: { quota: { perMinute: 60, perDay: 1_000 }, requestsInFlight: 16, statementsAtOnce: 1, databaseMsPerMinute: 10_000, subscriptions: 5, sockets: 10, databaseWeight: 2, startWithinMs: 2_000, persistedQueriesPerDay: 500 },
+  [Plan.PRO]: { quota: { perMinute: 300, perDay: 10_000 }, requestsInFlight: 32, statementsAtOnce: 2, databaseMsPerMinute: 30_000, subscriptions: 25, sockets: 50, databaseWeight: 4, startWithinMs: 5_000, persistedQueriesPerDay: 2_000 },
+  [Plan.BUSINESS]: { quota: { perMinute: 1_000, perDay: 100_000 }, requestsInFlight: 64, statementsAtOnce: 4, databaseMsPerMinute: 60_000, subscriptions: 100, sockets: 200, databaseWeight: 8, startWithinMs: 5_000, persistedQueriesPerDay: 10_000 },
+  [Plan.ENTERPRISE]: { quota: null, requestsInFlight: 128, statementsAtOnce: 8, databaseMsPerMinute: 120_000, subscriptions: 500, sockets: 1_000, databaseWeight: 16, startWithinMs: null, persistedQueriesPerDay: 50_000 },
 } as const satisfies Readonly<Record<Plan, PlanLimits>>;
 
 export interface PlanLimits {
@@ -45,6 +50,8 @@ export interface PlanLimits {
   databaseMsPerMinute: number;
   subscriptions: number;
   sockets: number;
+  databaseWeight: number;
+  startWithinMs: number | null;
   persistedQueriesPerDay: number;
 }
 
@@ -83,9 +90,6 @@ export function admissionOfCaller(caller: PlannedCaller): Admission {
   return { max, queue: 2 * max, waitMs: ADMISSION_WAIT_MS };
 }
 
-/** How many statements of the caller may run at once on an instance. */
-export const statementsAtOnceOfCaller = (caller: PlannedCaller): number => limitsOf(caller).statementsAtOnce;
-
 /** Milliseconds of statement time the caller may use per minute on an instance. */
 export function databaseTimeOfCaller(caller: PlannedCaller & ({ kind: 'key'; key: { quota: Quota } } | { kind: 'anonymous' })): number {
   const allowance = limitsOf(caller).databaseMsPerMinute;
@@ -123,4 +127,44 @@ export function quotaOf(plan: Plan, custom: { perMinute: number | null; perDay: 
 /** A key's own quota; anonymous clients are on FREE, per address (docs/contract.md §5). */
 export function quotaOfCaller(caller: QuotedCaller): Quota {
   return caller.kind === 'key' ? caller.key.quota : planQuota(Plan.FREE);
+}
+
+/**
+ * Anonymous clients in the database pool's fair share: each address weighs half a FREE key, its
+ * statements wait at most half a second, and together they hold at most a quarter of the pool's
+ * connections while any key's statements wait (docs/contract.md §5, "Fair share of the database").
+ */
+export const ANONYMOUS_DATABASE = { weight: 1, startWithinMs: 500, poolShare: 0.25 } as const;
+
+/** How the caller's statements take the database's turns (db/statement-budget.ts). */
+export interface DatabaseClaim {
+  /** Statements at once. */
+  max: number;
+  weight: number;
+  /** Of the anonymous class, held to its share of the pool. */
+  capped: boolean;
+  /** Refused at once when its statements could not start within this; null: never refused early. */
+  startWithinMs: number | null;
+}
+
+/** The caller's claim on the database; an admin key's is ENTERPRISE's, last to be refused. */
+export function databaseClaimOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): DatabaseClaim {
+  if (caller.kind === 'anonymous') return { max: PLAN_LIMITS[Plan.FREE].statementsAtOnce, weight: ANONYMOUS_DATABASE.weight, capped: true, startWithinMs: ANONYMOUS_DATABASE.startWithinMs };
+  const limits = PLAN_LIMITS[caller.key.role === ApiKeyRole.ADMIN ? Plan.ENTERPRISE : caller.key.plan];
+  return { max: limitsOf(caller).statementsAtOnce, weight: limits.databaseWeight, capped: false, startWithinMs: limits.startWithinMs };
+}
+
+/**
+ * Requests in flight on an instance (every identity's, waiting or running) from which each
+ * priority is shed (docs/contract.md §5, "Shedding"): Stripe's load shedder, keeping the last of an
+ * instance's capacity for the more important. Anonymous clients first, at half, FREE at three
+ * quarters, paying plans at nine tenths; ENTERPRISE and admin keys never.
+ */
+export const INSTANCE_REQUESTS_IN_FLIGHT = 1_000;
+const SHED_AT = { anonymous: 0.5, [Plan.FREE]: 0.75, [Plan.PRO]: 0.9, [Plan.BUSINESS]: 0.9, [Plan.ENTERPRISE]: null } as const;
+
+/** The instance's requests in flight at which the caller's are refused 503; null: never. */
+export function shedAtOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): number | null {
+  const share = caller.kind === 'anonymous' ? SHED_AT.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT[caller.key.plan];
+  return share === null ? null : Math.floor(INSTANCE_REQUESTS_IN_FLIGHT * share);
 }

@@ -1,6 +1,7 @@
 import type { AbortWatch, Scope } from '../common/scope';
 import { ApiError, type RequestRefusal } from '../errors';
-import { databaseBusy } from '../refusals';
+import { type Outlook, type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
+import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld } from '../refusals';
 import type { Budget } from '../sql/statements';
 import type { DatabaseTime } from './database-time';
 
@@ -12,116 +13,18 @@ import type { DatabaseTime } from './database-time';
  */
 export const STATEMENTS_PER_REQUEST = 200;
 
-/**
- * A wait for a slot that ran out. `turnedOver`: some holder freed its slot meanwhile, so the
- * statements ahead were running, only too many of them; otherwise none finished in a whole wait,
- * as when the database hangs.
- */
-export class SlotWaitTimeout extends Error {
-  constructor(
-    timeoutMs: number,
-    readonly turnedOver: boolean,
-  ) {
-    super(`waited ${timeoutMs} ms for a statement slot`);
-    this.name = 'SlotWaitTimeout';
-  }
-}
-
-/** A counting semaphore: `size` holders at once, the rest wait in order. */
-export class Slots {
-  private running = 0;
-  /** Slots freed so far: a waiter that sees this move knows its client's statements are running. */
-  private freed = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(
-    readonly size: number,
-    private readonly onIdle: () => void = () => undefined,
-  ) {}
-
-  /** Slots taken now. */
-  get taken(): number {
-    return this.running;
-  }
-
-  /**
-   * Waits for a slot, at most `timeoutMs` (then rejects with SlotWaitTimeout), leaving the queue
-   * at once when `client` aborts (rejecting with its reason); the returned function frees the
-   * slot (once).
-   */
-  async take(timeoutMs = Infinity, client?: AbortWatch): Promise<() => void> {
-    if (client?.aborted) throw client.reason;
-    if (this.running < this.size) this.running += 1;
-    else {
-      const freedBefore = this.freed;
-      await new Promise<void>((resolve, reject) => {
-        const settle = () => {
-          clearTimeout(timer);
-          stopListening?.();
-        };
-        const leaveQueue = () => {
-          const at = this.waiting.indexOf(waiter);
-          if (at >= 0) this.waiting.splice(at, 1);
-          settle();
-        };
-        const waiter = () => {
-          settle();
-          resolve();
-        };
-        const onAbort = () => {
-          leaveQueue();
-          reject(client?.reason);
-        };
-        const timer = Number.isFinite(timeoutMs)
-          ? setTimeout(() => {
-              leaveQueue();
-              reject(new SlotWaitTimeout(timeoutMs, this.freed !== freedBefore));
-            }, timeoutMs)
-          : undefined;
-        const stopListening = client?.onAbort(onAbort);
-        this.waiting.push(waiter);
-      });
-    }
-    let freed = false;
-    return () => {
-      if (freed) return;
-      freed = true;
-      this.freed += 1;
-      // The slot passes straight to the next waiter, if any.
-      const next = this.waiting.shift();
-      if (next) return next();
-      this.running -= 1;
-      if (this.running === 0) this.onIdle();
-    };
-  }
-}
-
-/** The statement slots of each identity with statements running or waiting; no others are kept. */
-export class IdentitySlots {
-  private readonly slots = new Map<string, Slots>();
-
-  of(identity: string, size: number): Slots {
-    let slots = this.slots.get(identity);
-    if (!slots) {
-      slots = new Slots(size, () => this.slots.delete(identity));
-      this.slots.set(identity, slots);
-    }
-    return slots;
-  }
-
-  /** Slots taken over every identity (for the metrics). */
-  taken(): number {
-    let taken = 0;
-    for (const slots of this.slots.values()) taken += slots.taken;
-    return taken;
-  }
-}
-
-/** What one request's statements may use: its identity's slots and database time. */
+/** What one request's statements may use: their identity's turns of the pool and database time. */
 export interface StatementAllowance {
-  /** Looked up at each statement: an identity's slots are dropped while none is taken. */
-  slots: () => Slots;
-  /** How long a statement waits for a slot (DATABASE_STATEMENT_TIMEOUT_MS). */
+  /** The pool's connections, handed out fairly across identities (FairTurns). */
+  turns: FairTurns;
+  /** The identity's claim: its key, statements at once, weight and class. */
+  claimant: Claimant;
+  /**
+   * A request whose first statements could not start within this is refused at once rather than
+   * queued (the identity's plan); absent, never refused early.
+   */
+  startWithinMs?: number;
+  /** How long a statement waits for its turn (DATABASE_STATEMENT_TIMEOUT_MS). */
   waitMs: number;
   /** The identity's database time, and how much of it it may use a minute. */
   time?: { meter: DatabaseTime; identity: string; allowanceMs: number };
@@ -130,23 +33,28 @@ export interface StatementAllowance {
   /** Told of the request's refusal, once. */
   onRefusal?: (refusal: RequestRefusal) => void;
   /**
-   * The request's scope: a wait for a slot ends when its client goes, running statements are
-   * cancelled, and no slot outlives the request.
+   * The request's scope: a wait for a turn ends when its client goes, running statements are
+   * cancelled, and no turn outlives the request.
    */
   scope?: Scope;
 }
 
 /**
  * One request's allowance. A statement here is a checkout of a pool connection (sql/statements.ts):
- * one statement for every read, one for a whole transaction.
+ * one statement for every read, one for a whole transaction. Its turn of the pool comes first,
+ * so that pg's pool, first come first served, never has a queue of its own to wait in.
  */
 export class StatementBudget implements Budget {
   private used = 0;
+  private started = false;
   private refusal?: RequestRefusal;
+  /** Ends when the request is refused, or its client goes: its statements waiting leave at once. */
+  private readonly waits: RequestWaits;
   readonly total: number;
 
   constructor(private readonly allowance: StatementAllowance) {
     this.total = allowance.total ?? STATEMENTS_PER_REQUEST;
+    this.waits = new RequestWaits(allowance.scope);
   }
 
   /** Aborted when the request's client goes: its running statements are cancelled. */
@@ -154,7 +62,7 @@ export class StatementBudget implements Budget {
     return this.allowance.scope;
   }
 
-  /** Takes one statement, waiting for a slot; the returned function frees the slot. */
+  /** Takes one statement, waiting for its turn; the returned function gives the turn back. */
   async acquire(): Promise<() => void> {
     // Once refused, the request's other statements are refused at once rather than queued.
     if (this.refusal) throw this.refusal;
@@ -162,24 +70,37 @@ export class StatementBudget implements Budget {
       throw new ApiError('QUERY_TOO_COMPLEX', `This request has run the ${this.total} database statements a request may run; ask for less at once`);
     }
     this.used += 1;
-    const { time } = this.allowance;
+    const { time, turns, claimant, startWithinMs, waitMs: timeoutMs, scope } = this.allowance;
     const waitMs = time ? time.meter.waitMs(time.identity, time.allowanceMs) : 0;
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
-      throw this.refuse(`This client has used its ${time!.allowanceMs / 1000} s of database time a minute; retry in ${seconds} s`, seconds);
+      throw this.refuse(databaseBusy(`This client has used its ${time!.allowanceMs / 1000} s of database time a minute; retry in ${seconds} s`, seconds));
+    }
+    // Until one of its statements has started, a request that could not start soon while others
+    // compete for the pool is refused whole; once one has, the rest are let finish what it began.
+    let bounded = false;
+    if (!this.started && startWithinMs !== undefined) {
+      const outlook = turns.outlook(claimant);
+      // Only its own statements ahead refuse it at once: a pool merely slow for everyone is
+      // judged by the wait itself (below), not by an estimate of it.
+      if (outlook.others > 0 && outlook.ahead > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
+      // Nor does it wait longer than it was expected to: the estimate may be wrong.
+      bounded = outlook.others > 0 && startWithinMs < timeoutMs;
     }
     try {
-      // A turn is waited for at most as long as a statement may run.
-      const { scope } = this.allowance;
-      const free = await this.allowance.slots().take(this.allowance.waitMs, scope);
+      // Unbounded, a statement held back by the pool alone (not by its client's own bound) waits
+      // on, as it would in the pool's queue.
+      const free = await turns.take(claimant, bounded ? startWithinMs : timeoutMs, this.waits, { ownBoundOnly: !bounded });
+      this.started = true;
       return scope ? scope.defer(free) : free;
     } catch (error) {
-      if (!(error instanceof SlotWaitTimeout)) throw error;
-      // The client's own statements held every slot it has, and kept finishing: its backlog is
-      // its own, and it is told to slow down. None finished in a whole statement timeout: the
-      // database is not answering (503, as for the statements ahead).
-      if (!error.turnedOver) throw new Error(`timeout exceeded when trying to connect: ${error.message}, none of this client's statements ahead finished`);
-      throw this.refuse(`This client's earlier statements kept every one of its statement slots for ${this.allowance.waitMs} ms; send fewer requests at once`, 1);
+      if (!(error instanceof TurnWaitTimeout)) throw error;
+      // The cause is named: the client's own statements ran ahead of it while the pool's turns
+      // moved (429), or the pool was busy with others' (503). None finished in a whole statement
+      // timeout: the database is not answering (503, as for the statements ahead).
+      if (error.ownRan && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
+      if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
+      throw this.refuse(databaseSaturated(error.timeoutMs, true));
     }
   }
 
@@ -189,11 +110,65 @@ export class StatementBudget implements Budget {
     time?.meter.spend(time.identity, time.allowanceMs, ms);
   }
 
-  /** The request's refusal: its statements waiting at once are all refused, but it is reported once. */
-  private refuse(message: string, retryAfterSeconds: number): RequestRefusal {
+  /**
+   * The request's refusal: its statements waiting at once are all refused (they leave the queue
+   * now), but it is reported once.
+   */
+  private refuse(refusal: RequestRefusal): RequestRefusal {
     if (this.refusal) return this.refusal;
-    this.refusal = databaseBusy(message, retryAfterSeconds);
-    this.allowance.onRefusal?.(this.refusal);
-    return this.refusal;
+    this.refusal = refusal;
+    this.waits.end(refusal);
+    this.allowance.onRefusal?.(refusal);
+    return refusal;
+  }
+}
+
+/** Why a request's statements would not start soon: its own statements waiting, at its share of the pool (429). */
+function notStartingSoon(outlook: Outlook): RequestRefusal {
+  return overDatabaseShare({ ...outlook, anonymousLimit: outlook.classCapped ? outlook.cappedLimit : undefined });
+}
+
+/**
+ * The end of a request's waits for a turn: its refusal, or its client's going. Made of plain
+ * listeners, not an AbortController: every request has one, and few ever wait.
+ */
+class RequestWaits implements AbortWatch {
+  private refusal?: RequestRefusal;
+  private listeners?: Set<() => void>;
+
+  constructor(private readonly scope?: AbortWatch) {}
+
+  get aborted(): boolean {
+    return this.refusal !== undefined || this.scope?.aborted === true;
+  }
+
+  get reason(): unknown {
+    return this.refusal ?? this.scope?.reason;
+  }
+
+  onAbort(listener: () => void): () => void {
+    let called = false;
+    const once = () => {
+      if (called) return;
+      called = true;
+      stop();
+      listener();
+    };
+    const stopScope = this.scope?.onAbort(once);
+    (this.listeners ??= new Set()).add(once);
+    const stop = () => {
+      this.listeners?.delete(once);
+      stopScope?.();
+    };
+    return stop;
+  }
+
+  /** The request was refused: every statement still waiting leaves now. */
+  end(refusal: RequestRefusal): void {
+    if (this.aborted) return;
+    this.refusal = refusal;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    listeners?.forEach((listener) => listener());
   }
 }

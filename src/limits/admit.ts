@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Scope } from '../common/scope';
 import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import { banned, inFlightFull, overWindow } from '../refusals';
+import { banned, inFlightFull, instanceBusy, overWindow } from '../refusals';
 import type { QuotedCaller } from './identity';
 import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
@@ -10,7 +10,7 @@ import type { Quota } from './quota';
 
 /** Where refusals are counted (the gateway's metrics). */
 export interface RefusalObserver {
-  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void;
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight' | 'shed', banStarted: boolean): void;
 }
 
 /** Where refusals and waits for an in-flight slot are counted. */
@@ -38,6 +38,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
   quotaOf: (caller: C) => Quota;
   /** Requests in flight per identity; absent, unbounded. */
   admissionOf?: (caller: C) => Admission;
+  /** The instance's requests in flight at which the caller's are shed (null: never); absent, none are. */
+  shedAtOf?: (caller: C) => number | null;
   banPauseMs?: number;
   /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
   limiting?: boolean;
@@ -50,7 +52,9 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * nothing and never toward a ban. Over a window: 429 RATE_LIMITED; banned: 403 API_KEY_BANNED or
  * CLIENT_BANNED, answered after `banPauseMs`, so that a client that ignores Retry-After cannot
  * turn cheap refusals into load (its paused requests hold their in-flight slots). An in-flight
- * slot belongs to the request's scope, which gives it back however the request ends.
+ * slot belongs to the request's scope, which gives it back however the request ends. Before all
+ * that, when the instance already holds as many requests in flight as it keeps for the caller's
+ * priority, the request is shed: 503 SERVICE_UNAVAILABLE with Retry-After 1, counting nothing.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -67,6 +71,15 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
     const quota = this.options.quotaOf(caller);
+    // Shed before anything is spent on it: no slot, no look-up in the limiter's store.
+    const shedAt = this.options.shedAtOf?.(caller);
+    if (shedAt != null) {
+      const { running, waiting } = this.inFlight.totals();
+      if (running + waiting >= shedAt) {
+        this.options.metrics.observeRefusal('shed', false);
+        return { refusal: instanceBusy(running + waiting) };
+      }
+    }
     if (admissionOf) {
       const admission = admissionOf(caller);
       if (!(await this.inFlight.enter(identity, admission, scope))) {

@@ -40,7 +40,7 @@ export class Metrics {
 
   private readonly refusals = new Counter({
     name: 'petstore_rate_limit_refusals_total',
-    help: 'Requests refused by the limiter: `limited` by a window (429), `in-flight` after waiting for a slot (429), or `banned` (403).',
+    help: 'Requests refused by the limiter: `limited` by a window (429), `in-flight` after waiting for a slot (429), `banned` (403), or `shed` by a busy instance (503).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -110,7 +110,7 @@ export class Metrics {
     this.requestsOf.set(operation, counted);
   }
 
-  observeRefusal(reason: 'limited' | 'banned' | 'in-flight', banStarted: boolean): void {
+  observeRefusal(reason: 'limited' | 'banned' | 'in-flight' | 'shed', banStarted: boolean): void {
     this.refusals.inc({ reason });
     if (banStarted) this.bans.inc();
   }

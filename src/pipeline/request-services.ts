@@ -1,10 +1,11 @@
 import type { Caller } from '../auth/caller';
-import { databaseTimeOfCaller, statementsAtOnceOfCaller } from '../auth/plans';
+import { ANONYMOUS_DATABASE, databaseClaimOf, databaseTimeOfCaller } from '../auth/plans';
+import { FairTurns } from '../common/fair-turns';
 import type { Scope } from '../common/scope';
 import type { Config } from '../config';
 import { requestServices as servicesWithin, type Services } from '../context';
 import { DatabaseTime } from '../db/database-time';
-import { IdentitySlots, StatementBudget } from '../db/statement-budget';
+import { StatementBudget } from '../db/statement-budget';
 import { FloodLog, type Logger } from '../logger';
 import { type ReadYourWritesParts, RequestReads } from '../sql/read-your-writes';
 
@@ -16,30 +17,36 @@ export type RequestServices = (caller: Caller, identity: string, requestId: stri
 
 /**
  * Each request gets its own services, whose every statement (one pool checkout) takes from the
- * request's budget: its statements counted, each identity's run a few at a time, within its database time a minute (docs/contract.md §5). The budget is handed down this
- * way, not through async context, which on Node 20 would slow every promise of the process.
+ * request's budget: its statements counted, the pool's connections handed out fairly across
+ * identities by plan, within each identity's database time a minute (docs/contract.md §5). The
+ * budget is handed down this way, not through async context, which on Node 20 would slow every
+ * promise of the process.
  */
 export function requestServicesOver(
   services: Services,
   config: Pick<Config, 'databaseStatementTimeoutMs'>,
   logger: Logger,
+  /** Connections in the pool: the turns handed out. */
+  poolSize: number,
   readYourWrites?: ReadYourWritesParts,
-): { requestServices: RequestServices; databaseTime: DatabaseTime; statementSlots: IdentitySlots } {
-  const statementSlots = new IdentitySlots();
+): { requestServices: RequestServices; databaseTime: DatabaseTime; poolTurns: FairTurns } {
+  const poolTurns = new FairTurns(poolSize, { cappedShare: ANONYMOUS_DATABASE.poolShare });
   const databaseTime = new DatabaseTime();
   const refusals = new FloodLog(logger);
   const requestServices: RequestServices = (caller, identity, requestId, scope, readAfter) => {
-    const size = statementsAtOnceOfCaller(caller);
+    const { max, weight, capped, startWithinMs } = databaseClaimOf(caller);
     const budget = new StatementBudget({
-      slots: () => statementSlots.of(identity, size),
+      turns: poolTurns,
+      claimant: { key: identity, max, weight, capped },
+      startWithinMs: startWithinMs ?? undefined,
       waitMs: config.databaseStatementTimeoutMs,
       time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
-      // A client's own backlog: a warning, not an error of the gateway's; its floods summed up per
-      // identity and reason (the figures of a message set aside).
+      // A client's own backlog, or a busy pool: a warning, not an error of the gateway's; its
+      // floods summed up per identity and reason (the figures of a message set aside).
       onRefusal: (refusal) => refusals.warn(`${identity} ${refusal.message.replace(/\d+/g, '#')}`, { requestId, identity, reason: refusal.message }, 'request refused: over its database allowance'),
       scope,
     });
     return servicesWithin(services, budget, readYourWrites && new RequestReads(readYourWrites, identity, readAfter));
   };
-  return { requestServices, databaseTime, statementSlots };
+  return { requestServices, databaseTime, poolTurns };
 }

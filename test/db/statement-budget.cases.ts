@@ -1,7 +1,8 @@
 import type { Client } from 'pg';
 import { DatabaseTime } from '../../src/db/database-time';
+import { type Claimant, FairTurns, TurnWaitTimeout } from '../../src/common/fair-turns';
 import { Scope, watchSignal } from '../../src/common/scope';
-import { IdentitySlots, Slots, SlotWaitTimeout, StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
+import { StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
 import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -11,100 +12,187 @@ import { countStatements, withClientQuery } from '../helpers/statements';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('Slots', () => {
-  it('lets `size` holders in at once and hands each freed slot to the next waiter in order', async () => {
-    const slots = new Slots(2);
-    const order: number[] = [];
-    const frees = [0, 1, 2, 3].map((i) => slots.take().then((free) => (order.push(i), free)));
+const claimant = (key: string, weight = 1, max = 1, capped = false): Claimant => ({ key, max, weight, capped });
+const turnsOf = (capacity: number, cappedShare = 0.25, now?: () => number) => new FairTurns(capacity, { cappedShare, now });
+
+/** `count` waits of `who`, each noting its key in `order` when it gets its turn; their frees in order. */
+function queue(turns: FairTurns, who: Claimant, count: number, order: string[]): Promise<() => void>[] {
+  return Array.from({ length: count }, () => turns.take(who).then((free) => (order.push(who.key), free)));
+}
+
+describe('FairTurns', () => {
+  it('lets `capacity` holders in at once, each key up to its own bound, and hands a freed turn to its key’s longest waiter', async () => {
+    const turns = turnsOf(3);
+    const order: string[] = [];
+    const a = claimant('a', 1, 2);
+    const frees = [...queue(turns, a, 3, order), ...queue(turns, claimant('b'), 1, order)];
     await tick();
-    expect(order).toEqual([0, 1]);
-    (await frees[1])();
-    await tick();
-    expect(order).toEqual([0, 1, 2]);
+    expect(order).toEqual(['a', 'a', 'b']); // a's third waits for a's bound, not for the pool
+    expect(turns.held).toBe(3);
     const free0 = await frees[0];
     free0();
     free0(); // freeing twice frees once
     await tick();
-    expect(order).toEqual([0, 1, 2, 3]);
-    const late = slots.take().then(() => order.push(4));
-    await tick();
-    expect(order).toHaveLength(4);
-    (await frees[2])();
-    await late;
-    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(order).toEqual(['a', 'a', 'b', 'a']);
+    expect(turns.held).toBe(3);
+    for (const free of frees.slice(1)) (await free)();
+    expect(turns.held).toBe(0);
+    expect(turns.waiting).toBe(0);
   });
 
-  it('gives up waiting after the timeout, leaving the queue intact', async () => {
-    const slots = new Slots(1);
-    const free = await slots.take();
-    const timedOut = await slots.take(20).catch((error: Error) => error);
-    expect(timedOut).toBeInstanceOf(SlotWaitTimeout);
-    expect((timedOut as SlotWaitTimeout).turnedOver).toBe(false);
-    const next = slots.take(1_000);
+  it('serves keys waiting in proportion to their weights, not in order of arrival', async () => {
+    const turns = turnsOf(1);
+    const order: string[] = [];
+    // Each turn given back as soon as it is taken.
+    const serve = (who: Claimant, count: number) =>
+      Array.from({ length: count }, () => turns.take(who).then((free) => (order.push(who.key), queueMicrotask(free))));
+    const holder = await turns.take(claimant('holder'));
+    // The light key queues first, and as much.
+    const served = [...serve(claimant('light', 1), 20), ...serve(claimant('heavy', 4), 20)];
+    holder();
+    await Promise.all(served);
+    const first20 = order.slice(0, 20);
+    // 4 : 1 while both wait; then the light key's rest.
+    expect(first20.filter((key) => key === 'heavy')).toHaveLength(16);
+    expect(order.slice(25).every((key) => key === 'light')).toBe(true);
+  });
+
+  it('gives a key that has just come the next turn, whatever the backlog of the others', async () => {
+    const turns = turnsOf(1);
+    const order: string[] = [];
+    const holder = await turns.take(claimant('holder'));
+    const crowd = queue(turns, claimant('crowd', 16), 50, order);
+    holder();
+    (await crowd[0])();
+    await tick();
+    const newcomer = queue(turns, claimant('newcomer', 1), 1, order);
+    (await crowd[1])();
+    await newcomer[0];
+    expect(order).toEqual(['crowd', 'crowd', 'newcomer']);
+  });
+
+  it('holds the capped class to its share while others wait, and lets it take every turn while nobody else does', async () => {
+    // 8 turns, a quarter for the capped class: 2.
+    const turns = turnsOf(8, 0.25);
+    expect(turns.cappedLimit).toBe(2);
+    const order: string[] = [];
+    const anonymous = Array.from({ length: 8 }, (_, i) => claimant(`ip:${i}`, 1, 1, true));
+    const held = await Promise.all(anonymous.map((who) => turns.take(who)));
+    expect(turns.held).toBe(8); // nobody else waits: the class may take all
+    const later = anonymous.flatMap((who) => queue(turns, who, 1, order));
+    const keyed = queue(turns, claimant('key:pro', 4, 8), 8, order);
+    for (const free of held) free();
+    await tick();
+    // Of the 8 turns freed, the class gets back only its 2.
+    expect(order.filter((key) => key === 'key:pro')).toHaveLength(6);
+    expect(order.filter((key) => key.startsWith('ip:'))).toHaveLength(2);
+    // Once the key waits no more, the class takes what is free again.
+    for (const free of keyed.slice(0, 6)) (await free)();
+    await tick();
+    expect(order.filter((key) => key === 'key:pro')).toHaveLength(8);
+    for (const free of keyed.slice(6)) (await free)();
+    await tick();
+    expect(order.filter((key) => key.startsWith('ip:'))).toHaveLength(8);
+    for (const free of later) (await free)();
+    expect(turns.held).toBe(0);
+  });
+
+  it('gives up waiting after the timeout, saying whether turns moved and whether the key’s own ran meanwhile', async () => {
+    const turns = turnsOf(1);
+    const free = await turns.take(claimant('a'));
+    const stuck = await turns.take(claimant('b'), 20).catch((error: Error) => error);
+    expect(stuck).toBeInstanceOf(TurnWaitTimeout);
+    expect(stuck).toMatchObject({ turnedOver: false, ownRan: false });
+    const own = await turns.take(claimant('a'), 20).catch((error: Error) => error);
+    expect(own).toMatchObject({ turnedOver: false, ownRan: true });
+    const next = turns.take(claimant('b'), 1_000);
     free();
     (await next)();
   });
 
-  it('takes a waiter whose client goes out of the queue at once, and counts what is taken', async () => {
-    const registry = new IdentitySlots();
-    const slots = registry.of('ip:1', 1);
-    const free = await slots.take();
+  it('takes a waiter whose client goes out of the queue at once', async () => {
+    const turns = turnsOf(1);
+    const free = await turns.take(claimant('a'));
     const client = new AbortController();
-    const abandoned = slots.take(1_000, watchSignal(client.signal)).catch((error: unknown) => error);
-    const next = slots.take(1_000);
+    const abandoned = turns.take(claimant('b'), 1_000, watchSignal(client.signal)).catch((error: unknown) => error);
+    const next = turns.take(claimant('c'), 1_000);
     client.abort(new Error('gone'));
     expect(await abandoned).toEqual(new Error('gone'));
-    expect(registry.taken()).toBe(1);
+    expect(turns.waiting).toBe(1);
     free();
     (await next)();
-    expect(registry.taken()).toBe(0);
-    await expect(slots.take(1_000, watchSignal(client.signal))).rejects.toThrow('gone');
+    expect(turns.held).toBe(0);
+    await expect(turns.take(claimant('b'), 1_000, watchSignal(client.signal))).rejects.toThrow('gone');
   });
 
-  it('gives a statement slot back when its request’s scope ends, however the statement ends', async () => {
-    const scope = new Scope();
-    const slots = new Slots(1);
-    const budget = new StatementBudget({ slots: () => slots, waitMs: 1_000, scope });
-    const free = await budget.acquire();
-    expect(slots.taken).toBe(1);
-    scope.end();
-    expect(slots.taken).toBe(0);
-    free(); // once only
-    expect(slots.taken).toBe(0);
-  });
-
-  it('keeps an identity’s slots only while one is taken', async () => {
-    const registry = new IdentitySlots();
-    const first = registry.of('ip:1', 1);
-    expect(registry.of('ip:1', 1)).toBe(first);
-    const free = await first.take();
-    free();
-    expect(registry.of('ip:1', 1)).not.toBe(first);
+  it('expects a key’s wait from its own statements ahead, their hold time and its weighted share, after one turnover', async () => {
+    let now = 0;
+    const turns = turnsOf(4, 0.25, () => now);
+    const anonymous = claimant('ip:1', 1, 1, true);
+    expect(turns.outlook(anonymous)).toMatchObject({ waitMs: 0, others: 0 });
+    // Four keys of weights 1, 1, 2 and 4 each hold a turn for 100 ms, and queue three more each.
+    const who = [anonymous, claimant('ip:2', 1, 1, true), claimant('free', 2), claimant('pro', 4)];
+    const firsts = await Promise.all(who.map((c) => turns.take(c)));
+    now += 100;
+    for (const free of firsts) free(); // hold times measured: 100 ms
+    const held = await Promise.all(who.map((c) => turns.take(c)));
+    const waits = who.map((c) => [turns.take(c), turns.take(c), turns.take(c)]);
+    // ip:1 has 3 ahead; its weight is 1 of 8: half a connection, but the class may hold only 1
+    // (a quarter of 4) while keys wait, shared by two addresses: 0.5 either way.
+    const outlook = turns.outlook(anonymous);
+    expect(outlook).toMatchObject({ ahead: 3, others: 3, share: 0.5, capacity: 4, cappedLimit: 1 });
+    expect(outlook.waitMs).toBeCloseTo(100 / 4 + (3 * 100) / 0.5);
+    // pro: 4 of 8 is 2 connections, beyond its own bound of 1.
+    expect(turns.outlook(who[3])).toMatchObject({ share: 1, classCapped: false });
+    expect(turns.outlook(who[3]).waitMs).toBeCloseTo(25 + 300);
+    for (const free of held) free();
+    for (const free of waits.flat()) (await free)();
+    expect(turns.held).toBe(0);
   });
 });
 
 describe('StatementBudget', () => {
+  const allowance = (turns: FairTurns, who = claimant('ip:1'), extra: Partial<ConstructorParameters<typeof StatementBudget>[0]> = {}) => ({
+    turns,
+    claimant: who,
+    waitMs: 1_000,
+    ...extra,
+  });
+
+  it('gives a statement’s turn back when its request’s scope ends, however the statement ends', async () => {
+    const scope = new Scope();
+    const turns = turnsOf(1);
+    const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { scope }));
+    const free = await budget.acquire();
+    expect(turns.held).toBe(1);
+    scope.end();
+    expect(turns.held).toBe(0);
+    free(); // once only
+    expect(turns.held).toBe(0);
+  });
+
   it('refuses the statement past its total with QUERY_TOO_COMPLEX', async () => {
-    const budget = new StatementBudget({ slots: () => new Slots(1), waitMs: 1_000, total: 3 });
+    const budget = new StatementBudget(allowance(turnsOf(1), claimant('ip:1'), { total: 3 }));
     for (let i = 0; i < 3; i += 1) (await budget.acquire())();
     const refusal = await budget.acquire().catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ApiError);
     expect((refusal as ApiError).code).toBe('QUERY_TOO_COMPLEX');
   });
 
-  it('refuses the whole request with 429 RATE_LIMITED when its wait for a slot runs out behind its own running statements, and its later statements at once', async () => {
-    const slots = new Slots(1);
-    const first = await slots.take();
-    const second = slots.take();
+  it('refuses the whole request with 429 RATE_LIMITED when its wait runs out behind its own running statements, and its later statements at once', async () => {
+    const turns = turnsOf(2);
+    const first = await turns.take(claimant('ip:1'));
+    const second = turns.take(claimant('ip:1'));
     const refusals: RequestRefusal[] = [];
-    const budget = new StatementBudget({ slots: () => slots, waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) });
+    const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) }));
     const waiting = budget.acquire().catch((error: unknown) => error);
-    // A statement ahead finishes, the next one ahead takes its slot: the queue moves, too slowly.
+    // A statement ahead finishes, the next one ahead takes its turn: the queue moves, too slowly.
     first();
     const held = await second;
     const refusal = await waiting;
     expect(refusal).toBeInstanceOf(RequestRefusal);
     expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    expect((refusal as RequestRefusal).message).toMatch(/own earlier statements held all 1 of its database connections at once for 50 ms/);
     expect((refusal as RequestRefusal).responseHeaders()).toEqual({ 'Retry-After': '1' });
     // The next statement does not queue again.
     await expect(budget.acquire()).rejects.toBe(refusal);
@@ -112,36 +200,82 @@ describe('StatementBudget', () => {
     held();
   });
 
-  it('reports a request refused once, however many of its statements were waiting when it was', async () => {
-    const slots = new Slots(1);
-    const first = await slots.take();
-    const second = slots.take();
+  it('reports a request refused once, however many of its statements were waiting, and takes them all out of the queue', async () => {
+    const turns = turnsOf(2);
+    const first = await turns.take(claimant('ip:1'));
+    const second = turns.take(claimant('ip:1'));
     const refusals: RequestRefusal[] = [];
-    const budget = new StatementBudget({ slots: () => slots, waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) });
-    // Nineteen aliased fields: nineteen statements waiting at once for the client's one slot.
+    const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { waitMs: 50, onRefusal: (refusal) => refusals.push(refusal) }));
+    // Nineteen aliased fields: nineteen statements waiting at once for the client's one turn.
     const waiting = Array.from({ length: 19 }, () => budget.acquire().catch((error: unknown) => error));
     first();
     const held = await second;
     const refused = await Promise.all(waiting);
     expect(refused.every((error) => error instanceof RequestRefusal)).toBe(true);
     expect(refusals).toHaveLength(1);
+    expect(turns.waiting).toBe(0);
     held();
   });
 
   it('says the database is unavailable when no statement ahead finished in a whole wait, as on a hung database', async () => {
-    const slots = new Slots(1);
-    const stuck = await slots.take();
-    const budget = new StatementBudget({ slots: () => slots, waitMs: 20 });
+    const turns = turnsOf(1);
+    const stuck = await turns.take(claimant('ip:2'));
+    const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { waitMs: 20 }));
     const error = await budget.acquire().catch((caught: unknown) => caught);
     expect(error).not.toBeInstanceOf(ApiError);
     expect(isDatabaseUnavailable(error)).toBe(true);
     stuck();
   });
 
+  it('refuses at once, 429 naming its share, a request whose own statements waiting would not start within its bound', async () => {
+    let now = 0;
+    const turns = turnsOf(2, 0.25, () => now);
+    const address = claimant('ip:1', 1, 1, true);
+    const measured = await turns.take(address);
+    now += 200;
+    measured(); // statements of 200 ms
+    const other = claimant('ip:2', 1, 1, true);
+    const key = claimant('key:free', 1, 2);
+    const held = [await turns.take(address), await turns.take(other)];
+    const queued = [turns.take(address), turns.take(key)];
+    // One of its own waits ahead, 200 ms at its share: by weight 2 × 1/3 connection, but the class
+    // holds 1 connection while the key waits, shared by two addresses: 0.5. Then one turnover, 100 ms.
+    const budget = new StatementBudget(allowance(turns, address, { startWithinMs: 250 }));
+    const refusal = await budget.acquire().catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    expect((refusal as Error).message).toMatch(/^Anonymous clients together hold at most 1 of the database's 2 connections while keyed clients wait; at this address's share its 1 statements waiting would take about 500 ms to start/);
+    expect(turns.waiting).toBe(2); // it never queued
+    // The key, alone in its queue, is not refused: its wait is one turnover.
+    const keyed = new StatementBudget(allowance(turns, claimant('key:pro', 4, 2), { startWithinMs: 250 }));
+    const keyedTurn = keyed.acquire();
+    for (const free of held) free();
+    await Promise.all([...queued, keyedTurn].map((turn) => turn.then((free) => free())));
+    expect(turns.held).toBe(0);
+  });
+
+  it('waits no longer than its bound for a request not started: 429 when its own statements held its turns while the pool’s moved, else 503', async () => {
+    const turns = turnsOf(1);
+    const held = await turns.take(claimant('key:a', 16));
+    const refused = await new StatementBudget(allowance(turns, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 }))
+      .acquire()
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
+    expect((refused as Error).message).toMatch(/busy with clients of this priority or higher: a statement waited 30 ms/);
+    held();
+    // Its own statement holds its one turn while another key's turn comes back: its own backlog.
+    const pool = turnsOf(2);
+    const own = await pool.take(claimant('ip:1', 1, 1, true));
+    const other = await pool.take(claimant('key:b'));
+    const pending = new StatementBudget(allowance(pool, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 })).acquire().catch((error: unknown) => error);
+    other();
+    expect(await pending).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
+    own();
+  });
+
   it('refuses with Retry-After once its identity has spent its database time, and charges what statements hold', async () => {
     let now = 0;
     const meter = new DatabaseTime(() => now);
-    const budget = () => new StatementBudget({ slots: () => new Slots(1), waitMs: 1_000, time: { meter, identity: 'ip:1', allowanceMs: 10_000 } });
+    const budget = () => new StatementBudget(allowance(turnsOf(1), claimant('ip:1'), { time: { meter, identity: 'ip:1', allowanceMs: 10_000 } }));
     const first = budget();
     (await first.acquire())();
     first.charge(10_000);

@@ -59,7 +59,7 @@ describe('a client whose statements wait too long for its own slots', () => {
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.body.errors[0].extensions).toEqual({ code: 'RATE_LIMITED', status: 429 });
     // The configured wait, not a fixed 5 s.
-    expect(refused.body.errors[0].message).toMatch(new RegExp(`statement slots for ${STATEMENT_TIMEOUT_MS} ms`));
+    expect(refused.body.errors[0].message).toMatch(new RegExp(`own earlier statements held all 1 of its database connections at once for ${STATEMENT_TIMEOUT_MS} ms`));
     expect(log.messages('warn')).toEqual(['request refused: over its database allowance']);
     expect(log.messages('error')).toEqual([]);
     // The client is served again once its backlog is gone.
