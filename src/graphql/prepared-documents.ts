@@ -38,7 +38,8 @@ export const MAX_RECURSIVE_SELECTIONS = 10_000_000;
  */
 export class PreparedDocuments {
   private readonly prepared = new LRUCache<string, DocumentNode>({ max: PREPARED_DOCUMENTS, maxSize: MAX_CACHED_DOCUMENT_CHARS, sizeCalculation: sourceLength });
-  private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS, maxSize: PLAIN_DOCUMENT_CHARS, sizeCalculation: (_, key) => key.length });
+  // lru-cache refuses a size of 0: the empty text counts as 1.
+  private readonly plain = new LRUCache<string, true>({ max: PLAIN_DOCUMENTS, maxSize: PLAIN_DOCUMENT_CHARS, sizeCalculation: (_, key) => Math.max(1, key.length) });
   private readonly rules: readonly ValidationRule[];
 
   constructor(
