@@ -13,8 +13,6 @@ export interface ResilientOptions {
   probeEveryMs?: number;
   /** The instances sharing this Redis as last seen: from memory, each admits its share of a quota. */
   instances?: () => number;
-  /** Identities whose last Redis windows are kept, to deduct what Redis admitted from memory's share. */
-  maxRememberedIdentities?: number;
 }
 
 /** Where a call was answered: each is told what its store answered. */
@@ -74,7 +72,7 @@ export class ResilientLimiterStore implements LimiterStore {
     this.timeoutMs = options.timeoutMs ?? 250;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
     this.instances = options.instances ?? (() => 1);
-    this.lastRedis = new LastRedisWindows(options.maxRememberedIdentities);
+    this.lastRedis = new LastRedisWindows();
     this.state = 'ok';
     redis.on('ready', this.onReady);
     redis.on('close', this.onClose);
@@ -166,7 +164,7 @@ export class ResilientLimiterStore implements LimiterStore {
 
   /**
    * Redis's windows as configured; memory's, this instance's share of what Redis had not yet
-   * admitted in each window still running when it last answered (the whole limit otherwise).
+   * admitted in each window still running when it last answered (of the whole limit where none is).
    */
   private shareOf(store: LimiterStore, identity: string, windows: WindowSpec[], now: number): WindowSpec[] {
     if (store === this.primary) return windows;
