@@ -1,5 +1,6 @@
 import { withTimeout } from '../common/timeout';
 import type { Logger } from '../logger';
+import { LastRedisWindows } from './last-redis-windows';
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
 import { type RedisConnection, serving } from './redis-client';
 import type { WindowSpec, WindowState } from './window';
@@ -12,6 +13,12 @@ export interface ResilientOptions {
   probeEveryMs?: number;
   /** The instances sharing this Redis as last seen: from memory, each admits its share of a quota. */
   instances?: () => number;
+}
+
+/** Where a call was answered: each is told what its store answered. */
+interface Answered<T> {
+  fromRedis?: (result: T) => void;
+  fromMemory?: (result: T) => void;
 }
 
 /**
@@ -35,6 +42,11 @@ export const MAX_PENDING_DECISIONS = 10_000;
  *
  * From memory each instance admits its share of every window, the limit divided by the instances
  * it last saw (rounded down), so that together they admit at most the quota, not a quota each.
+ * What Redis had already admitted in a window still running is deducted first: each instance
+ * keeps the window states Redis last answered it per identity (`LastRedisWindows`, bounded), and
+ * admits from memory at most (limit − that count) ÷ instances more in that window. The instances
+ * read the same shared count, so Redis's admissions and theirs together stay within the quota
+ * (as closely as their last answers agree).
  */
 export class ResilientLimiterStore implements LimiterStore {
   private state: StoreStatus;
@@ -46,6 +58,7 @@ export class ResilientLimiterStore implements LimiterStore {
   private readonly timeoutMs: number;
   private readonly probeEveryMs: number;
   private readonly instances: () => number;
+  private readonly lastRedis: LastRedisWindows;
   private readonly onReady = () => this.recover();
   private readonly onClose = () => this.degrade(new Error('connection closed'));
 
@@ -59,6 +72,7 @@ export class ResilientLimiterStore implements LimiterStore {
     this.timeoutMs = options.timeoutMs ?? 250;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
     this.instances = options.instances ?? (() => 1);
+    this.lastRedis = new LastRedisWindows();
     this.state = 'ok';
     redis.on('ready', this.onReady);
     redis.on('close', this.onClose);
@@ -71,21 +85,23 @@ export class ResilientLimiterStore implements LimiterStore {
   }
 
   hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.run(
-      (store) => store.hit(identity, this.shareOf(store, windows), now, ban),
-      (outcome) => {
+    return this.run((store) => store.hit(identity, this.shareOf(store, identity, windows, now), now, ban), {
+      fromRedis: (outcome) => this.lastRedis.remember(identity, outcome.windows),
+      fromMemory: (outcome) => {
         if (outcome.kind === 'banned') this.keepBan(identity, outcome.bannedUntil);
       },
-    );
+    });
   }
 
   /** Where Redis answers now: a count made in memory during an outage is not Redis's, and the other way round (the reset times differ). */
   refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
-    return this.run((store) => store.refund(identity, counted, now));
+    return this.run((store) => store.refund(identity, counted, now), { fromRedis: (windows) => this.lastRedis.remember(identity, windows) });
   }
 
   peek(identity: string, windows: WindowSpec[], now: number): Promise<WindowState[]> {
-    return this.run((store) => store.peek(identity, this.shareOf(store, windows), now));
+    return this.run((store) => store.peek(identity, this.shareOf(store, identity, windows, now), now), {
+      fromRedis: (states) => this.lastRedis.remember(identity, states),
+    });
   }
 
   bannedUntil(identity: string, now: number): Promise<number | null> {
@@ -93,10 +109,7 @@ export class ResilientLimiterStore implements LimiterStore {
   }
 
   ban(identity: string, untilMs: number, now: number): Promise<void> {
-    return this.run(
-      (store) => store.ban(identity, untilMs, now),
-      () => this.keepBan(identity, untilMs),
-    );
+    return this.run((store) => store.ban(identity, untilMs, now), { fromMemory: () => this.keepBan(identity, untilMs) });
   }
 
   async unban(identity: string): Promise<void> {
@@ -130,25 +143,36 @@ export class ResilientLimiterStore implements LimiterStore {
     this.redis.off('close', this.onClose);
   }
 
-  /** Runs `call` on Redis, else on memory; `fromMemory` sees what memory answered. */
-  private async run<T>(call: (store: LimiterStore) => Promise<T>, fromMemory?: (result: T) => void): Promise<T> {
+  /**
+   * Runs `call` on Redis, else on memory, and tells `answered` which store answered what. An
+   * answer Redis gives past the deadline is not heard: that request was decided from memory.
+   */
+  private async run<T>(call: (store: LimiterStore) => Promise<T>, answered: Answered<T> = {}): Promise<T> {
     if (this.state === 'ok') {
       try {
-        return await this.withinTimeout(call(this.primary));
+        const result = await this.withinTimeout(call(this.primary));
+        answered.fromRedis?.(result);
+        return result;
       } catch (error) {
         this.degrade(error);
       }
     }
     const result = await call(this.insurance);
-    fromMemory?.(result);
+    answered.fromMemory?.(result);
     return result;
   }
 
-  /** Redis's windows as configured; memory's, this instance's share of them. */
-  private shareOf(store: LimiterStore, windows: WindowSpec[]): WindowSpec[] {
-    const instances = this.instances();
-    if (store === this.primary || instances <= 1) return windows;
-    return windows.map((window) => ({ ...window, limit: Math.floor(window.limit / instances) }));
+  /**
+   * Redis's windows as configured; memory's, this instance's share of what Redis had not yet
+   * admitted in each window still running when it last answered (of the whole limit where none is).
+   */
+  private shareOf(store: LimiterStore, identity: string, windows: WindowSpec[], now: number): WindowSpec[] {
+    if (store === this.primary) return windows;
+    const instances = Math.max(1, this.instances());
+    return windows.map((window) => {
+      const left = Math.max(0, window.limit - this.lastRedis.counted(identity, window.name, now));
+      return { ...window, limit: Math.floor(left / instances) };
+    });
   }
 
   private degrade(error: unknown): void {

@@ -4,6 +4,7 @@ import { createLimiterStore, type LimiterStores } from '../../src/limits/create-
 import { createFieldLimiter } from '../../src/limits/field-limiter';
 import { type Decision, RateLimiter } from '../../src/limits/limiter';
 import type { BanPolicy } from '../../src/limits/limiter-store';
+import { LastRedisWindows } from '../../src/limits/last-redis-windows';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { windowsFor } from '../../src/limits/window';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
@@ -102,11 +103,19 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
     expect(log.messages('warn')).toHaveLength(1);
   });
 
+  it('admits from memory only what Redis had not admitted yet in the window still running', async () => {
+    // Redis had counted 3 of this minute's 5 for this identity when it died.
+    const results: Decision[] = [];
+    for (let i = 0; i < 3; i++) results.push(await limiter.check('key:shared', QUOTA));
+    expect(results.map((decision) => decision.kind)).toEqual(['allowed', 'allowed', 'limited']);
+    expect(results[0].reported).toMatchObject({ limit: 2, remaining: 1 });
+  });
+
   it('gives a refund back in memory during the outage', async () => {
-    const counted = await limiter.check('key:refund', QUOTA);
+    const counted = await limiter.check('key:outage-refund', QUOTA);
     expect(counted.reported.remaining).toBe(4);
-    expect((await limiter.refund('key:refund', counted)).reported.remaining).toBe(5);
-    madeInMemory = await limiter.check('key:refund', QUOTA);
+    expect((await limiter.refund('key:outage-refund', counted)).reported.remaining).toBe(5);
+    madeInMemory = await limiter.check('key:outage-refund', QUOTA);
   });
 
   it('keeps field limits working from memory during the outage', async () => {
@@ -127,9 +136,9 @@ withOwnRedis('the limiter store when Redis dies and comes back', () => {
 
   it('gives Redis nothing back for a count made in memory during the outage: its window is another', async () => {
     // The restarted redis-server kept nothing: this count starts the identity's window there anew.
-    expect((await limiter.check('key:refund', QUOTA)).reported.remaining).toBe(4);
-    expect((await limiter.refund('key:refund', madeInMemory)).reported.remaining).toBe(4);
-    expect(await sharedRemaining(server.url, prefix, 'key:refund')).toBe(4);
+    expect((await limiter.check('key:outage-refund', QUOTA)).reported.remaining).toBe(4);
+    expect((await limiter.refund('key:outage-refund', madeInMemory)).reported.remaining).toBe(4);
+    expect(await sharedRemaining(server.url, prefix, 'key:outage-refund')).toBe(4);
   });
 });
 
@@ -230,5 +239,62 @@ withOwnRedis('two instances limiting from memory while Redis is too slow to answ
     expect(instances.map((stores) => stores.instances())).toEqual([2, 2]);
     printFigure(`two instances in fallback, quota ${shared.perMinute} a minute, ${2 * shared.perMinute} requests: admitted ${admitted.join(' + ')}`);
     expect(admitted).toEqual([shared.perMinute / 2, shared.perMinute / 2]);
+  });
+
+  it('admit together, from memory, only the share of what Redis had not admitted yet in the window', async () => {
+    server.resume();
+    await eventually(() => instances.every((stores) => stores.store.status() === 'ok' && stores.instances() === 2));
+    let now = Date.now();
+    const limiters = instances.map((stores) => new RateLimiter(stores.store, BAN, () => now));
+    const admittedBy = async (limiter: RateLimiter) => ((await limiter.check('key:half-counted', shared)).kind === 'allowed' ? 1 : 0);
+    const requests = async (rounds: number) => {
+      const admitted = [0, 0];
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, limiter] of limiters.entries()) admitted[i] += await admittedBy(limiter);
+      }
+      return admitted;
+    };
+
+    // Four requests in turn while Redis answers: the first instance last saw 3 counted, the second 4.
+    const fromRedis = await requests(2);
+    expect(fromRedis).toEqual([2, 2]);
+    server.pause();
+    const fromMemory = await requests(shared.perMinute);
+    expect(instances.map((stores) => stores.store.status())).toEqual(['degraded', 'degraded']);
+    const total = [...fromRedis, ...fromMemory].reduce((sum, n) => sum + n, 0);
+    printFigure(
+      `two instances, quota ${shared.perMinute} a minute: Redis admitted ${fromRedis.join(' + ')}, then frozen, memory admitted ${fromMemory.join(' + ')}: ${total} in all`,
+    );
+    // floor((10 − 3) ÷ 2) and floor((10 − 4) ÷ 2): the quota exactly, not 4 + 5 + 5.
+    expect(fromMemory).toEqual([3, 3]);
+    expect(total).toBe(shared.perMinute);
+
+    // Once the minute Redis counted in has passed, each instance has its whole share again.
+    now += 60_000;
+    expect(await requests(shared.perMinute)).toEqual([shared.perMinute / 2, shared.perMinute / 2]);
+  });
+});
+
+describe('the Redis windows a resilient store remembers for its fallback', () => {
+  const minute = (count: number, resetAt: number) => ({ name: 'minute' as const, limit: 10, lengthMs: 60_000, remaining: 10 - count, resetAt });
+
+  it('holds the count of the last answer while its window runs, and nothing after', () => {
+    const seen = new LastRedisWindows();
+    seen.remember('key:a', [minute(4, 60_000)]);
+    seen.remember('key:a', [minute(3, 60_000)]); // a refund: the last answer stands
+    expect(seen.counted('key:a', 'minute', 59_999)).toBe(3);
+    expect(seen.counted('key:a', 'minute', 60_000)).toBe(0);
+    expect(seen.counted('key:a', 'day', 0)).toBe(0);
+    expect(seen.counted('key:b', 'minute', 0)).toBe(0);
+  });
+
+  it('forgets the identity Redis answered least recently past its bound', () => {
+    const seen = new LastRedisWindows(2);
+    seen.remember('key:a', [minute(1, 60_000)]);
+    seen.remember('key:b', [minute(2, 60_000)]);
+    seen.remember('key:a', [minute(5, 60_000)]);
+    seen.remember('key:c', [minute(3, 60_000)]);
+    expect(seen.size).toBe(2);
+    expect(['key:a', 'key:b', 'key:c'].map((identity) => seen.counted(identity, 'minute', 0))).toEqual([5, 0, 3]);
   });
 });
