@@ -1,7 +1,3 @@
-import { readFile, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join, relative, resolve, sep } from 'node:path';
 import { print } from 'graphql';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -9,19 +5,19 @@ import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { launchChromium, screenshotFolder, snap } from './browser';
 import { corpusOperation } from './corpus';
 import { importMap } from './import-map';
+import { ROOT, type Shop, startShop } from './shop-server';
 
 /**
  * The Apollo Client set-up of docs/front-end-clients.md in a real page of a shop on another origin: Apollo Client 4's
  * ES modules as installed (an import map in place of a bundler), the shop front's PetList query,
  * a key in X-API-Key (so a CORS preflight), and the pets listed on the page.
  */
-const ROOT = resolve(__dirname, '..', '..');
 const PACKAGES = ['@apollo/client', 'graphql', 'graphql-tag', 'rxjs', '@wry/equality', '@wry/trie', '@wry/caches', '@wry/context', 'optimism', 'tslib'];
 
 let t: TestApp;
 let browser: Browser;
 let page: Page;
-let shop: { origin: string; server: Server };
+let shop: Shop;
 let html = '';
 const folder = screenshotFolder('apollo-client-page');
 
@@ -61,35 +57,6 @@ document.querySelector('#total').textContent = data.pets.totalCount + ' pets';
 </body></html>`;
 }
 
-/** The file a bundler would take for an import written without its extension (rxjs's ES modules are). */
-async function moduleFile(file: string): Promise<string | undefined> {
-  for (const candidate of [file, `${file}.js`, join(file, 'index.js')]) {
-    if ((await stat(candidate).catch(() => undefined))?.isFile()) return candidate;
-  }
-  return undefined;
-}
-
-/**
- * The shop's own origin, a static server on loopback: its page, and the packages' files from
- * node_modules as a development server serves them (an import without an extension redirected
- * to its file, so that the file's relative imports resolve from where it is).
- */
-async function startShop(page: () => string): Promise<{ origin: string; server: Server }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const path = decodeURIComponent(new URL(req.url ?? '/', 'http://shop').pathname);
-      if (path === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page());
-      const requested = resolve(ROOT, `.${path}`);
-      const file = requested.startsWith(join(ROOT, 'node_modules') + sep) ? await moduleFile(requested) : undefined;
-      if (file === undefined) return res.writeHead(404).end();
-      if (file !== requested) return res.writeHead(302, { Location: `/${relative(ROOT, file).split(sep).join('/')}` }).end();
-      res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(await readFile(file));
-    })().catch(() => res.writeHead(500).end());
-  });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 beforeAll(async () => {
   browser = await launchChromium();
   shop = await startShop(() => html);
@@ -104,7 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
-  await new Promise((closed) => shop?.server.close(closed));
+  await shop?.close();
 });
 
 it('lists the pets through Apollo Client, from the shop’s own origin with a key', async () => {
