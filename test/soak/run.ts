@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { startPgBouncer } from '../helpers/pgbouncer-server';
+import { type PostgresCluster, postgresBinDir, startPostgresCluster, startStandby } from '../helpers/postgres-cluster';
 import { freePort, redisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 import { documented, Recorder, runLoad } from './clients';
@@ -31,6 +32,10 @@ import { memorySoak } from './memory';
  *   SOAK_PGBOUNCER=1      the instances reach it through a PgBouncer of the soak's own in
  *                         transaction mode (DATABASE_POOL_MODE=transaction), with fewer server
  *                         connections than the instances' pools hold; LISTEN and migrations direct
+ *   SOAK_REPLICA=1        a primary and a streaming replica of the soak's own (initdb, pg_basebackup;
+ *                         PG_BIN or the newest /usr/lib/postgresql) instead of DATABASE_URL's server,
+ *                         the replica as DATABASE_READ_URLS; the faults add `replica` (stopped 10 s,
+ *                         started again) and `postgres` restarts the soak's own primary
  *
  * --scenario memory runs the memory soak of memory.ts instead.
  */
@@ -47,6 +52,14 @@ interface Fault {
   recoveredAt?: number;
   /** Responses from `startedAt` up to here may be 503 (PostgreSQL only). */
   graceUntil?: number;
+  /** Reads by where they went, from `startedAt` to `recoveredAt` (replica only). */
+  reads?: ReadsServed;
+}
+
+/** petstore_db_reads_total by served_by, summed over instances. */
+interface ReadsServed {
+  primary: number;
+  replica: number;
 }
 
 /** `--name=value` or `--name value`. */
@@ -59,8 +72,18 @@ function flag(name: string): string | undefined {
 async function main(): Promise<void> {
   if (flag('scenario') === 'memory') process.exit((await memorySoak(flag)) ? 0 : 1);
   const duration = Number(flag('duration') ?? 300) * 1000;
-  const faults = (flag('faults') ?? 'redis,postgres,instance').split(',');
-  const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const withReplica = process.env.SOAK_REPLICA === '1';
+  const faults = (flag('faults') ?? `redis,postgres,instance${withReplica ? ',replica' : ''}`).split(',');
+  // SOAK_REPLICA=1: a primary and its streaming replica of the soak's own.
+  let primary: PostgresCluster | undefined;
+  let replica: PostgresCluster | undefined;
+  if (withReplica) {
+    const binDir = postgresBinDir();
+    if (!binDir) throw new Error('SOAK_REPLICA=1 needs the PostgreSQL server binaries (PG_BIN)');
+    primary = await startPostgresCluster(binDir);
+    replica = await startStandby(binDir, primary);
+  }
+  const serverUrl = primary?.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const run = randomBytes(4).toString('hex');
   const logDir = mkdtempSync(join(tmpdir(), 'petstore-soak-'));
 
@@ -89,6 +112,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     ...pooled,
+    ...(replica && { DATABASE_READ_URLS: withDatabase(replica.url, database) }),
   };
   const children: (ChildProcess | undefined)[] = [];
   const startInstance = async (i: number) => {
@@ -114,6 +138,7 @@ async function main(): Promise<void> {
     const fixture = await seed(lb.url, adminKey);
     const started = Date.now();
     let stopping = false;
+    const readsBeforeRestart: ReadsServed = { primary: 0, replica: 0 };
     const load = runLoad({ url: lb.url, recorder, stop: () => stopping, ...fixture });
 
     const allReady = (check: (body: Record<string, unknown>) => boolean) =>
@@ -143,19 +168,40 @@ async function main(): Promise<void> {
     }
     if (faults.includes('postgres')) {
       await at(0.4);
-      const fault: Fault = { name: 'PostgreSQL restarted (pg_ctlcluster restart)', startedAt: Date.now() };
+      const fault: Fault = { name: `PostgreSQL restarted (${primary ? 'the primary, pg_ctl restart -m fast' : 'pg_ctlcluster restart'})`, startedAt: Date.now() };
       injected.push(fault);
-      const version = readdirSync('/etc/postgresql')[0];
-      execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { stdio: 'ignore' });
+      if (primary) {
+        await primary.restart('fast');
+      } else {
+        const version = readdirSync('/etc/postgresql')[0];
+        execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { stdio: 'ignore' });
+      }
       fault.endedAt = Date.now();
       await allReady(() => true);
       fault.recoveredAt = Date.now();
       fault.graceUntil = fault.recoveredAt + 2_000;
     }
+    if (replica && faults.includes('replica')) {
+      await at(0.5);
+      const fault: Fault = { name: 'replica stopped (fast), started again after 10 s', startedAt: Date.now() };
+      injected.push(fault);
+      const before = await readsServed(ports);
+      await replica.stop('fast');
+      await sleep(10_000);
+      await replica.start();
+      fault.endedAt = Date.now();
+      // Recovered once every instance's poller sees the replica caught up and takes reads on it again.
+      await allReady((body) => (body.replicas as { state: string }[]).every((each) => each.state === 'ok'));
+      fault.recoveredAt = Date.now();
+      const after = await readsServed(ports);
+      fault.reads = { primary: after.primary - before.primary, replica: after.replica - before.replica };
+    }
     if (faults.includes('instance')) {
       await at(0.65);
       const fault: Fault = { name: 'instance 2 killed (SIGKILL), started again after 5 s', startedAt: Date.now() };
       injected.push(fault);
+      // Its counters restart with it: keep what it had counted.
+      if (withReplica) addReads(readsBeforeRestart, await readsServed([ports[1]]));
       children[1]?.kill('SIGKILL');
       await sleep(5_000);
       fault.endedAt = Date.now();
@@ -167,7 +213,8 @@ async function main(): Promise<void> {
     stopping = true;
     await load;
     const finalReady = await Promise.all(ports.map(readiness));
-    failed = !(await report(databaseUrl, recorder, injected, finalReady, lb.retried, Date.now() - started));
+    const reads = withReplica ? addReads(readsBeforeRestart, await readsServed(ports)) : undefined;
+    failed = !(await report(databaseUrl, recorder, injected, finalReady, lb.retried, Date.now() - started, reads));
   } finally {
     await lb.close();
     for (const child of children) child?.kill('SIGTERM');
@@ -175,6 +222,8 @@ async function main(): Promise<void> {
     await bouncer?.stop();
     await admin(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
     await ownRedis?.kill();
+    await replica?.remove();
+    await primary?.remove();
     console.log(`instance logs: ${logDir}`);
   }
   process.exit(failed ? 1 : 0);
@@ -217,6 +266,7 @@ async function report(
   finalReady: ({ status: number } | undefined)[],
   retried: number,
   elapsed: number,
+  reads: ReadsServed | undefined,
 ): Promise<boolean> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -238,6 +288,7 @@ async function report(
 
   const redisFault = faults.find((fault) => fault.name.startsWith('Redis'));
   const pgFault = faults.find((fault) => fault.name.startsWith('PostgreSQL'));
+  const replicaFault = faults.find((fault) => fault.name.startsWith('replica'));
   // Windows overlapping a Redis outage may admit a quota per instance (docs/contract.md §5).
   const duringRedisOutage = (reset: number) =>
     !!redisFault && reset * 1000 > redisFault.startedAt && (reset - 60) * 1000 < (redisFault.recoveredAt ?? Infinity);
@@ -281,14 +332,25 @@ async function report(
       undocumented.length === 0 && recorder.noAnswer === 0,
       `${undocumented.length} others, ${recorder.noAnswer} unanswered${undocumented.length ? `: ${JSON.stringify(undocumented.slice(0, 3))}` : ''}`,
     ],
+    ...(replicaFault
+      ? [
+          ((): [string, boolean, string] => {
+            const during = recorder.exchanges.filter((exchange) => exchange.at >= replicaFault.startedAt && exchange.at <= (replicaFault.recoveredAt ?? Infinity));
+            const errors = during.filter((exchange) => exchange.status >= 500);
+            const reads = replicaFault.reads ? ` (reads: ${replicaFault.reads.primary} on the primary, ${replicaFault.reads.replica} on the replica)` : '';
+            return ['no error while the replica was down or catching up', errors.length === 0, `${during.length} requests${reads}, ${errors.length} errors`];
+          })(),
+        ]
+      : []),
     ['every instance answers /readyz 200 at the end', finalReady.every((r) => r?.status === 200), finalReady.map((r) => r?.status ?? 'none').join(', ')],
   ];
 
-  const through = process.env.SOAK_PGBOUNCER === '1' ? ' behind PgBouncer (transaction mode)' : '';
+  const through = `${process.env.SOAK_PGBOUNCER === '1' ? ' behind PgBouncer (transaction mode)' : ''}${reads ? ', a primary and a streaming replica' : ''}`;
   console.log(`\nSoak: ${INSTANCES} instances${through}, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${retried} re-sent by the load balancer after an instance failed)\n`);
   console.log('| status | requests |\n|---|---|');
   for (const [status, count] of [...statuses].sort(([a], [b]) => a - b)) console.log(`| ${status} | ${count} |`);
   console.log(`\norders placed: ${stored.rowCount} (told to clients: ${recorder.orders.size})\n`);
+  if (reads) console.log(`reads served by the replica: ${reads.replica}, by the primary: ${reads.primary} (petstore_db_reads_total)\n`);
   // Recovery: from the end of the fault until every instance's /readyz was as before it.
   console.log('| fault | at | lasted | recovered after |\n|---|---|---|---|');
   const t0 = recorder.exchanges[0]?.at ?? 0;
@@ -312,6 +374,23 @@ async function readiness(port: number): Promise<{ status: number; body: Record<s
   }
 }
 
+/** petstore_db_reads_total{served_by} of each instance's /metrics, summed. */
+async function readsServed(ports: number[]): Promise<ReadsServed> {
+  const sum: ReadsServed = { primary: 0, replica: 0 };
+  for (const port of ports) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+    for (const [, servedBy, value] of text.matchAll(/^petstore_db_reads_total\{served_by="(primary|replica)"\} (\S+)$/gm)) {
+      sum[servedBy as keyof ReadsServed] += Number(value);
+    }
+  }
+  return sum;
+}
+
+function addReads(into: ReadsServed, more: ReadsServed): ReadsServed {
+  into.primary += more.primary;
+  into.replica += more.replica;
+  return into;
+}
 
 function withDatabase(serverUrl: string, name: string): string {
   const url = new URL(serverUrl);
