@@ -47,6 +47,8 @@ export interface Config {
   /** What `/graphql` shows a browser: the gateway's own GraphiQL, Apollo Sandbox (from Apollo's CDN), or a page saying it is off. */
   explorer: Explorer;
   logLevel: string;
+  /** LOG_FLUSH_MS: the longest a log line waits in the buffer. */
+  logFlushMs: number;
   production: boolean;
   /** TRUSTED_DOCUMENTS: the persisted-documents manifest, read and checked for shape at start-up. */
   trustedDocuments?: TrustedDocumentsManifest;
@@ -128,6 +130,7 @@ export const ENVIRONMENT_VARIABLES = [
   'GRAPHQL_INTROSPECTION',
   'GRAPHQL_EXPLORER',
   'LOG_LEVEL',
+  'LOG_FLUSH_MS',
   'TRUSTED_DOCUMENTS',
   'TRUSTED_DOCUMENTS_ONLY',
 ] as const;
@@ -445,6 +448,7 @@ export function loadConfig(env: Env = process.env): Config {
     introspection,
     explorer: explorer(env, 'GRAPHQL_EXPLORER', production, introspection),
     logLevel,
+    logFlushMs: integer(env, 'LOG_FLUSH_MS', 1_000, 10, 60_000),
     production,
     trustedDocuments,
     trustedDocumentsOnly: trustedOnly(env, 'TRUSTED_DOCUMENTS_ONLY', trustedDocuments?.file),

@@ -47,7 +47,7 @@ export async function startGateway(
   switches: TestSwitches = {},
 ): Promise<Gateway> {
   const loaded = loadConfig(env);
-  const logger = givenLogger ?? createLogger(loaded.logLevel);
+  const logger = givenLogger ?? createLogger(loaded.logLevel, loaded.logFlushMs);
   const database = given ?? (await openDatabase(loaded));
   let replicas: Awaited<ReturnType<typeof openReadReplicas>>;
   // The replicas are the gateway's own, closed with it, whoever opened the primary.

@@ -3,19 +3,16 @@ import { traceLogMixin } from './telemetry';
 
 export type Logger = pino.Logger;
 
-/** The longest a log line waits in the buffer. */
-const FLUSH_EVERY_MS = 1_000;
-
 /**
- * JSON lines on stdout, API keys and cookies never written. Lines are buffered (4 KiB, or a
- * second at most) and written asynchronously: a write per request line would cost a system call
+ * JSON lines on stdout, API keys and cookies never written. Lines are buffered (4 KiB, or
+ * `flushEveryMs`, a second by default, at most) and written asynchronously: a write per request line would cost a system call
  * each. The buffer is flushed when the process exits.
  *
  * A destination that fails (stdout a pipe nobody reads any more: EPIPE) is given up for good: the
  * gateway keeps serving without a log rather than crash, pile up lines, or hang at exit, where the
  * synchronous flush would retry the failing write forever.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, flushEveryMs = 1_000): Logger {
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   let failed = false;
   destination.on('error', () => {
@@ -30,7 +27,7 @@ export function createLogger(level: string): Logger {
       else destination.flush(done);
     },
   };
-  setInterval(() => sink.flush(), FLUSH_EVERY_MS).unref();
+  setInterval(() => sink.flush(), flushEveryMs).unref();
   process.once('exit', () => {
     if (!failed) destination.flushSync();
   });
