@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import type { DocumentNode } from 'graphql';
 
@@ -30,4 +31,9 @@ export function documentCache(): InMemoryLRUCache<DocumentNode> {
  */
 export function persistedQueryCache(): InMemoryLRUCache<string> {
   return new InMemoryLRUCache<string>({ max: MAX_PERSISTED_QUERIES, maxSize: MAX_PERSISTED_QUERY_CHARS });
+}
+
+/** A document text's SHA-256 in hex: Apollo's key for it (APQ hash, document store) and a manifest's. */
+export function documentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { ApiKeyRole } from '../auth/role';
 import type { TrustedDocumentsOnly } from '../config';
 import { ApiError } from '../errors';
+import { documentHash } from './document-caches';
 import type { TrustedDocument, TrustedDocuments } from './trusted-documents';
 
 /** What a GraphQL-over-HTTP request says about its document, from a GET's query string or a POST's body. */
@@ -49,7 +49,7 @@ export function decideDocument(params: DocumentParams, trusted: TrustedDocuments
   // No document at all is Apollo's to answer: the Sandbox landing page, or 400 for a missing query.
   if (!restricted || (params.query === undefined && params.apolloHash === undefined)) return { kind: 'as-sent' };
   // A trusted document's full text is still that document.
-  if (typeof params.query === 'string' && trusted?.find(sha256(params.query))) return { kind: 'as-sent' };
+  if (typeof params.query === 'string' && trusted?.find(documentHash(params.query))) return { kind: 'as-sent' };
   throw new ApiError('PERSISTED_DOCUMENT_REQUIRED', 'This API accepts only its trusted documents from this caller: send a documentId (or its persisted-query hash)');
 }
 
@@ -101,7 +101,7 @@ export interface Registration {
 export function registrationIn(request: { body: unknown } | { search: string }): Registration | undefined {
   const params = 'search' in request ? getParams(new URLSearchParams(request.search)) : isObject(request.body) ? postParams(request.body) : {};
   const { query, apolloHash } = params;
-  return typeof query === 'string' && typeof apolloHash === 'string' && apolloHash === sha256(query) ? { query, hash: apolloHash } : undefined;
+  return typeof query === 'string' && typeof apolloHash === 'string' && apolloHash === documentHash(query) ? { query, hash: apolloHash } : undefined;
 }
 
 /** A POST body without Apollo's hash: Apollo then runs the document without storing it. */
@@ -146,8 +146,4 @@ function parseJson(text: string | null): unknown {
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, print, type SelectionNode, type SelectionSetNode, specifiedRules, type ValidationRule, validate, visit } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { documentCache, MAX_CACHED_DOCUMENT_CHARS, sourceLength } from './document-caches';
+import { documentCache, documentHash, MAX_CACHED_DOCUMENT_CHARS, sourceLength } from './document-caches';
 import { withoutConditionalSubscriptionRoots } from './subscription-root';
 
 /** Documents validated here and handed to Apollo as sent; more than this (or more text) are validated again. */
@@ -73,10 +72,10 @@ export class PreparedDocuments {
    */
   prepare(source: string): readonly GraphQLError[] | undefined {
     const byText = source.length <= KNOWN_BY_TEXT_CHARS;
-    const hash = byText ? undefined : sha256(source);
+    const hash = byText ? undefined : documentHash(source);
     const plainKey = hash ?? source;
     if (this.plain.has(plainKey)) return undefined;
-    const key = hash ?? sha256(source);
+    const key = hash ?? documentHash(source);
     if (this.prepared.has(key)) return [];
     let document: DocumentNode;
     try {
@@ -92,9 +91,6 @@ export class PreparedDocuments {
     return errors;
   }
 }
-
-/** Apollo's key for a text in its document store (without its schema prefix). */
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The document with each selection set's exact repeats left out; the same object when it has none. */
 export function withoutRepeatedSelections(document: DocumentNode): DocumentNode {
