@@ -17,6 +17,8 @@ export interface FanOutReport {
   /** Per gateway, in the worker's argv order: events received while measuring, and their latencies. */
   perGateway: { events: number; p50: number; p99: number }[];
   errors: number;
+  /** The subscribers' own CPU while measuring (their process, all gateways' subscribers). */
+  cpuMicros: number;
 }
 
 /** Stock changes a second, spread over the first HOT_PETS pets: 2,000 events a second. */
@@ -40,6 +42,8 @@ export interface FanOutRow {
   p50: number;
   p99: number;
   cpuMsPerEvent: number;
+  /** The subscribers' process (the bench's client side), per event received. */
+  clientCpuMsPerEvent: number;
   failed: number;
 }
 
@@ -93,6 +97,7 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, transp
       p50: Math.max(...report.perGateway.map((g) => g.p50)),
       p99: Math.max(...report.perGateway.map((g) => g.p99)),
       cpuMsPerEvent: Number((cpuMs / events).toFixed(3)),
+      clientCpuMsPerEvent: Number((report.cpuMicros / 1000 / events).toFixed(3)),
       failed: failed + report.errors,
     };
   } finally {
@@ -139,11 +144,11 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
 }
 
 export function fanOutTable(rows: FanOutRow[]): string {
-  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | failed |';
+  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | client CPU ms/event | failed |';
   const lines = rows.map(
     (row) =>
       `| ${row.instances} | ${row.transport} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
-      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.failed} |`,
+      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.clientCpuMsPerEvent} | ${row.failed} |`,
   );
-  return [header, '|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [header, '|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
-import { createHandler } from 'graphql-sse';
 import type { Caller } from '../../auth/caller';
 import { clientAddress, type Identified } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
@@ -23,6 +22,7 @@ import { type SubscriptionSteps, prepareSubscription } from '../subscription/pre
 import { traceOperation } from '../../telemetry/index';
 import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
 import { recheckKeys } from '../ws/recheck';
+import { COMPLETE, nextMessage, SharedMessages, STREAM_HEADERS, writeEvents } from './event-stream';
 import { streamParams } from './params';
 import { socketRefusalNotes } from '../subscription/refusal-notes';
 
@@ -71,11 +71,10 @@ interface OpenStream {
   close(code: number, reason: string): void;
 }
 
-/** What graphql-sse's handler is given for one request: the source it streams, and its response. */
-interface StreamContext {
+/** What one stream sends: its results, and the root field that labels its metrics. */
+interface StreamSource {
   source: AsyncIterable<ExecutionResult>;
   operation: string;
-  res: ServerResponse;
 }
 
 /**
@@ -84,8 +83,8 @@ interface StreamContext {
  * address, identity and instance), the caller identified from X-API-Key as an HTTP request is,
  * the subscription prepared (subscription/prepare: document checks, a slot, one count in the
  * windows) and delivered with every other subscriber of its event (subscription/deliver), the key
- * checked again while the stream is open (ws/recheck). graphql-sse's core handler writes the
- * events and its keep-alive comments; this module writes them to the response.
+ * checked again while the stream is open (ws/recheck). The protocol's messages are written here
+ * (event-stream), each event's `next` message made once for all the streams that share its result.
  */
 export function createStreamGateway(deps: StreamDeps): StreamGateway {
   const { schema, services, config, logger, metrics, admitter, admission, delivery } = deps;
@@ -93,19 +92,8 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
   const streams = new Map<OpenStream, OpenStream>();
   metrics.watchStreams(() => streams.size);
 
-  const handler = createHandler<IncomingMessage, StreamContext>({
-    // Distinct connections mode only: no reservation token is ever issued or looked up.
-    authenticate: () => null,
-    onSubscribe: (req) => req.context.source,
-    onNext: (_ctx, req, result) => {
-      const { res, operation } = req.context;
-      if (res.writableLength > MAX_BUFFERED_BYTES) cutSlowReader(res, operation);
-      else metrics.observeDelivered(operation);
-      // Every error of an event through the one formatter; graphql-sse writes what comes back as
-      // JSON. Subscriptions yield whole results, never incremental patches.
-      return formatResult(result as ExecutionResult, logger) as ExecutionResult;
-    },
-  });
+  // Every error of an event through the one formatter. Subscriptions yield whole results, never incremental patches.
+  const messages = new SharedMessages((result) => formatResult(result, logger));
 
   const cutSlowReader = (res: ServerResponse, operation: string, count = 1) => {
     metrics.observeDropped(operation, count);
@@ -174,32 +162,26 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       },
       params,
     ));
-    let context: StreamContext;
+    let source: StreamSource;
     if (Array.isArray(result)) {
       // Refused with its status and headers (a Retry-After) by the pipeline's writer.
       if (!result.every((error) => DOCUMENT_ERRORS.has(error.code))) throw result[0];
-      // Formatted as every event is (onNext).
-      context = { source: once({ errors: result }), operation: 'other', res };
+      // Formatted as every event is.
+      source = { source: once({ errors: result }), operation: 'other' };
     } else {
-      const source = delivery.deliver(result.args, result.prepared);
+      const delivered = delivery.deliver(result.args, result.prepared);
       // The subscription's slot and its place among the delivered: given back with the stream.
-      scope.defer(() => void source.return(undefined));
-      context = { source, operation: result.prepared.operation, res };
+      scope.defer(() => void delivered.return(undefined));
+      source = { source: delivered, operation: result.prepared.operation };
     }
-    await stream(req, res, context, who, params.query, scope);
+    await stream(res, source, who, scope);
   };
 
-  /** Hands the prepared source to graphql-sse and writes what it yields until either side ends. */
-  const stream = async (req: IncomingMessage, res: ServerResponse, context: StreamContext, who: { caller: Caller; identity: string; rawKeys: string[] }, query: string, scope: Scope) => {
+  /** Opens the stream and writes what the source yields until either side ends. */
+  const stream = async (res: ServerResponse, { source, operation }: StreamSource, who: { caller: Caller; identity: string; rawKeys: string[] }, scope: Scope) => {
     if (scope.aborted) return;
-    const headers = { get: (name: string) => (name === 'accept' ? 'text/event-stream' : name === 'content-type' ? 'application/json' : null) };
-    const [body, init] = await handler({ method: 'POST', url: STREAM_PATH, headers, body: { query }, raw: req, context });
-    for (const [name, value] of Object.entries(init.headers ?? {})) if (name !== 'content-encoding') res.setHeader(name, value);
-    // Proxies that buffer responses (nginx) would hold the events back.
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.statusCode = init.status ?? 200;
-    if (typeof body === 'string' || body === null) return void res.end(body ?? undefined);
-    scope.defer(() => void body.return(undefined));
+    for (const [name, value] of Object.entries(STREAM_HEADERS)) res.setHeader(name, value);
+    res.statusCode = 200;
     const open: OpenStream = {
       ...who,
       res,
@@ -207,18 +189,22 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
       close: (_code, reason) => {
         if (res.writableEnded || res.destroyed) return;
         const errors = [formatGraphQLError(closedFor(reason), logger)];
-        res.end(`event: next\ndata: ${JSON.stringify({ errors })}\n\nevent: complete\ndata:\n\n`);
+        res.end(nextMessage({ errors }) + COMPLETE);
       },
     };
     streams.set(open, open);
     // A stream whose client has already gone is deleted at once.
     scope.defer(() => streams.delete(open));
     res.flushHeaders();
-    for await (const chunk of body) {
-      if (res.writableEnded || res.destroyed) break;
-      res.write(chunk);
-    }
-    if (!res.writableEnded) res.end();
+    const keepsUp = () => {
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        cutSlowReader(res, operation);
+        return false;
+      }
+      metrics.observeDelivered(operation);
+      return true;
+    };
+    await writeEvents(source, { res, keepsUp }, messages);
   };
 
   const recheck = recheckKeys(streams, { identify: deps.identify, admitter, everyMs: KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });

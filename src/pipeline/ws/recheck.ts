@@ -24,22 +24,32 @@ export interface RecheckDeps {
 
 /**
  * A key revoked, or an identity banned on any surface, while its sockets are open: they are
- * closed at the next check, every `everyMs`. One ban look-up per identity, however many sockets it
- * holds; a key that cannot be checked now is left alone. Returns the timer, for shutdown.
+ * closed at the next check, every `everyMs`. One key look-up per distinct key and one ban look-up
+ * per identity, however many sockets or streams hold them (a thousand streams of a hundred keys
+ * would otherwise send a thousand look-ups to the database each time the key cache expires); a key
+ * that cannot be checked now is left alone. Returns the timer, for shutdown.
  */
 export function recheckKeys(sockets: ReadonlyMap<Closable, OpenSocket>, deps: RecheckDeps): NodeJS.Timeout {
   const timer = setInterval(() => {
     const byIdentity = new Map<string, [Closable, OpenSocket][]>();
+    // An invalid key is invalid whatever the address it comes from: the first holder's stands for all.
+    const byKey = new Map<string, { address: string; holders: Closable[] }>();
     for (const [socket, state] of sockets) {
       for (const rawKey of state.rawKeys) {
-        Promise.resolve(deps.identify(state.caller.address, [rawKey])).then(
-          ({ unverified }) => unverified instanceof ApiError && unverified.code === 'INVALID_API_KEY' && socket.close(deps.forbiddenClose, 'INVALID_API_KEY'),
-          () => undefined,
-        );
+        const holding = byKey.get(rawKey);
+        if (holding) holding.holders.push(socket);
+        else byKey.set(rawKey, { address: state.caller.address, holders: [socket] });
       }
       const held = byIdentity.get(state.identity);
       if (held) held.push([socket, state]);
       else byIdentity.set(state.identity, [[socket, state]]);
+    }
+    for (const [rawKey, { address, holders }] of byKey) {
+      Promise.resolve(deps.identify(address, [rawKey])).then(
+        ({ unverified }) =>
+          unverified instanceof ApiError && unverified.code === 'INVALID_API_KEY' && holders.forEach((socket) => socket.close(deps.forbiddenClose, 'INVALID_API_KEY')),
+        () => undefined,
+      );
     }
     for (const [identity, held] of byIdentity) {
       deps.admitter.bannedUntil(identity).then(
