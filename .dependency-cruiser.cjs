@@ -43,8 +43,9 @@ const MAY_IMPORT = {
   refusals: ['errors'],
   // The one formatter of every error, on every transport: it knows refusals, outages and libraries' errors.
   formatError: ['errors', 'refusals', 'logger', 'common', 'sql'],
-  // Tracing (docs/contract.md §10) knows nothing of the gateway; log lines carry its trace id.
-  telemetry: [],
+  // Tracing (docs/contract.md §10) knows nothing of the gateway but the trace a request carries
+  // (common/trace.ts); log lines carry its trace id.
+  telemetry: ['common'],
   logger: ['telemetry'],
   config: [],
   common: ['errors'],

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { ApiKeyService, type KeyCache, keyCache } from './auth/api-key.service';
 import type { AuthContext } from './auth/auth.context';
+import type { Trace } from './common/trace';
 import type { Caller } from './auth/caller';
 import type { FieldLimitContext } from './limits/field-limit';
 import type { FieldLimiter } from './limits/field-limiter';
@@ -100,10 +101,12 @@ export interface Context extends PetsContext, StoreContext, AuthContext, FieldLi
   loaders: Loaders;
   /** The limiter's decision on this request, when it went through the limiter. */
   quota?: Decision;
+  /** The request's trace, when it is traced: the operation's span is its child. */
+  trace?: Trace;
 }
 
-export function createContext(caller: Caller, services: Services, quota?: Decision): Context {
-  return new RequestContext(caller, services, quota);
+export function createContext(caller: Caller, services: Services, quota?: Decision, trace?: Trace): Context {
+  return new RequestContext(caller, services, quota, trace);
 }
 
 /**
@@ -119,6 +122,7 @@ class RequestContext implements Context {
     readonly caller: Caller,
     readonly services: Services,
     readonly quota?: Decision,
+    readonly trace?: Trace,
   ) {}
 
   get loaders(): Loaders {

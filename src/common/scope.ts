@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import type { Trace } from './trace';
 
 /** Listeners one scope's signal may have before Node warns of a leak. */
 const MAX_LISTENERS = 256;
@@ -45,6 +46,8 @@ export class Scope implements AbortWatch {
   private gone: ClientGone | undefined;
   private listeners: Set<() => void> | undefined;
   private releases: (() => void)[] | undefined = [];
+  /** The request's trace, when its sampler keeps it: what its statements and Redis calls are children of. */
+  trace: Trace | undefined = undefined;
 
   /** True once the client has gone. */
   get aborted(): boolean {

@@ -1,4 +1,5 @@
 import type { AbortWatch, Scope } from '../common/scope';
+import type { Trace } from '../common/trace';
 import { ApiError, type RequestRefusal } from '../errors';
 import { type Outlook, type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
 import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld } from '../refusals';
@@ -60,6 +61,11 @@ export class StatementBudget implements Budget {
   /** Aborted when the request's client goes: its running statements are cancelled. */
   get client(): AbortWatch | undefined {
     return this.allowance.scope;
+  }
+
+  /** The request's trace, when it is traced: its statements are the trace's children. */
+  get trace(): Trace | undefined {
+    return this.allowance.scope?.trace;
   }
 
   /** Takes one statement, waiting for its turn; the returned function gives the turn back. */

@@ -45,6 +45,8 @@ export function requestLog(logger: Logger, metrics: Metrics) {
         ...(aborted && { outcome: 'aborted' }),
         durationMs: Math.round(seconds * 10_000) / 10,
         keyId: state.keyId,
+        // Written after the request's trace has ended, so given its ids rather than found in context.
+        ...scope.trace?.logFields(),
       };
       if (aborted) logger.info(line, 'request aborted');
       else if (res.statusCode >= 500) logger.error(line, 'request failed');

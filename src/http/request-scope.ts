@@ -1,13 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Scope } from '../common/scope';
+import { currentTrace } from '../telemetry/index';
 
 /**
  * The scope of one HTTP request, from the moment it arrives: aborted when its client goes before
  * the response is sent (the connection closed or reset, the body cut off), ended when the response
- * closes, however it closes, or when its connection does.
+ * closes, however it closes, or when its connection does. Made in the request listener's first,
+ * synchronous step, where the request's trace (when tracing keeps it) is the active one.
  */
 export function requestScope(req: IncomingMessage, res: ServerResponse): Scope {
   const scope = new Scope();
+  scope.trace = currentTrace();
   const { socket } = req;
   const end = () => {
     socket.off('close', end);

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Scope } from '../common/scope';
+import { inTrace, type Trace } from '../common/trace';
 import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { banned, inFlightFull, instanceBusy, overWindow } from '../refusals';
@@ -84,14 +85,14 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
       const admission = admissionOf(caller);
       if (!(await this.inFlight.enter(identity, admission, scope))) {
         if (scope.aborted) return {};
-        const { windows, reported, decidedAt } = await limiter.peek(identity, quota);
+        const { windows, reported, decidedAt } = await inTrace(scope.trace, () => limiter.peek(identity, quota));
         const refused = inFlightFull(admission.max);
         const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };
         this.options.metrics.observeRefusal('in-flight', false);
         return { decision, refusal: refused };
       }
     }
-    const decision = await limiter.check(identity, quota);
+    const decision = await inTrace(scope.trace, () => limiter.check(identity, quota));
     if (decision.kind === 'allowed') return { decision };
     if (decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: scope.signal }).catch(() => undefined);
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
@@ -115,9 +116,9 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
    * Counts one request of a long-lived connection (a subscribe on a socket) against the windows:
    * no in-flight slot, which the connection's own bounds replace, and no pause.
    */
-  async count(caller: C, identity: string): Promise<Admitted> {
+  async count(caller: C, identity: string, trace?: Trace): Promise<Admitted> {
     if (this.options.limiting === false) return UNLIMITED;
-    const decision = await this.options.limiter.check(identity, this.options.quotaOf(caller));
+    const decision = await inTrace(trace, () => this.options.limiter.check(identity, this.options.quotaOf(caller)));
     if (decision.kind === 'allowed') return { decision };
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }

@@ -1,4 +1,5 @@
 import { Directive, type MiddlewareFn, UseMiddleware } from 'type-graphql';
+import { inTrace, type Trace } from '../common/trace';
 import { ApiError } from '../errors';
 import type { FieldLimiter } from './field-limiter';
 import { identityOf, type LimitedCaller } from './identity';
@@ -7,6 +8,8 @@ import { identityOf, type LimitedCaller } from './identity';
 export interface FieldLimitContext {
   caller: LimitedCaller;
   services: { fieldLimiter: FieldLimiter };
+  /** The request's trace, when it is traced: the limiter's Redis calls are its children. */
+  trace?: Trace;
 }
 
 /**
@@ -17,7 +20,7 @@ export function FieldRateLimit(max: number): MethodDecorator {
   const directive = Directive(`@rateLimit(max: ${max}, window: "1m")`);
   const limit: MiddlewareFn<FieldLimitContext> = async ({ context, info }, next) => {
     const identity = identityOf(context.caller);
-    const refusal = await context.services.fieldLimiter.limit(identity, info.fieldName, { max, windowMs: 60_000 });
+    const refusal = await inTrace(context.trace, () => context.services.fieldLimiter.limit(identity, info.fieldName, { max, windowMs: 60_000 }));
     if (refusal) throw new ApiError('RATE_LIMITED', refusal);
     return next();
   };

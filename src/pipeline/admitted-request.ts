@@ -1,4 +1,5 @@
 import type { Caller } from '../auth/caller';
+import type { Trace } from '../common/trace';
 import type { Services } from '../context';
 import type { Decision } from '../limits/limiter';
 
@@ -12,6 +13,8 @@ export interface AdmittedRequest {
   readonly identity: string;
   readonly decision?: Decision;
   readonly services: Services;
+  /** The request's trace, when its sampler kept it. */
+  readonly trace?: Trace;
   /** Gives back the count admission took, and rewrites the rate-limit headers: the request is answered 304. */
   readonly refund: () => Promise<void>;
 }

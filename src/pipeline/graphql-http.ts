@@ -98,7 +98,7 @@ export function graphqlOverHttp({ apollo, prepared, trusted, registrations, logg
       const value = req.headers[name];
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    const contextValue = createContext(request.caller, request.services, request.decision);
+    const contextValue = createContext(request.caller, request.services, request.decision, request.trace);
     const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest: { method, headers, search, body }, context: () => Promise.resolve(contextValue) });
     if (response.body.kind !== 'complete') return writeIncremental(res, response, response.body.asyncIterator);
     // A query's whole answer over GET that graphql/cache-policy.plugin said may be kept: tagged, and 304 when it matches.

@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Caller } from '../auth/caller';
 import type { Identified } from '../auth/identify-caller';
 import type { Scope } from '../common/scope';
+import { inTrace } from '../common/trace';
 import { malformedHeader, noResource } from '../refusals';
 import { parseReadAfter, READ_AFTER_HEADER } from '../sql/read-your-writes';
 import { failureOf } from '../format-error';
@@ -100,11 +101,12 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     if (unverified) throw unverified;
     const { requestId } = state;
     const refund = async () => {
-      const refunded = await p.admitter.refund(identity, admitted.decision);
+      const refunded = await inTrace(scope.trace, () => p.admitter.refund(identity, admitted.decision));
       if (refunded) writeRateLimitHeaders(res, refunded);
     };
     const readAfter = p.readReplicas ? readAfterOf(req) : undefined;
-    return { requestId, caller, identity, decision: admitted.decision, services: p.requestServices(caller, identity, requestId, scope, readAfter), refund };
+    const services = p.requestServices(caller, identity, requestId, scope, readAfter);
+    return { requestId, caller, identity, decision: admitted.decision, services, refund, trace: scope.trace };
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {

@@ -1,5 +1,6 @@
 import type { Client, PoolClient, QueryResultRow } from 'pg';
 import type { AbortWatch } from '../common/scope';
+import type { Trace } from '../common/trace';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { cancelRunning } from './cancel';
 import { poolOf } from './pool';
@@ -14,6 +15,8 @@ export interface Budget {
   charge(ms: number): void;
   /** Aborted when the request's client has gone: its statement is cancelled, the next not started. */
   readonly client?: AbortWatch;
+  /** The request's trace, when it is traced: each statement's span is its child. */
+  readonly trace?: Trace;
 }
 
 /**
@@ -127,6 +130,7 @@ export class Statements {
       const connection = await connectUnlessAborted(connect, release, client);
       // The statement's time is what it holds a connection, not what it waited for one.
       const connectedAt = performance.now();
+      const detach = this.budget?.trace?.attach(connection);
       let cancelled = false;
       const cancel = () => {
         cancelled = true;
@@ -141,6 +145,7 @@ export class Statements {
         throw error;
       } finally {
         stopListening?.();
+        detach?.();
         this.budget?.charge(performance.now() - connectedAt);
         // A cancel may land after the statement has ended: the connection is never reused, lest it cancel another's.
         await release(connection, cancelled ? new StatementCancelled() : failure);

@@ -1,4 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
+import type { Trace } from '../common/trace';
 
 /**
  * Tracing (docs/contract.md §10), switched by the standard OTEL_* variables. This module loads no
@@ -10,8 +11,10 @@ import type { ApolloServerPlugin } from '@apollo/server';
 export interface Tracing {
   /** The GraphQL operation span of each HTTP request. */
   plugin(): ApolloServerPlugin;
-  /** Runs `subscribe` inside a span of its own: a subscription operation over WebSocket. */
-  traceSubscribe<T>(operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T>;
+  /** The trace of the request whose `emit` is running, when its sampler kept it. */
+  activeTrace(): Trace | undefined;
+  /** Runs `subscribe` inside a span of its own, the child of `parent` or, for 'root', a trace's root. */
+  traceSubscribe<T>(operationName: string | null | undefined, parent: Trace | 'root', subscribe: (trace: Trace | undefined) => Promise<T>): Promise<T>;
   /** The fields a log line written inside a span carries. */
   logFields(): Record<string, string>;
   /** Sends the spans still buffered. */
@@ -49,11 +52,21 @@ export function tracingPlugins(): ApolloServerPlugin[] {
 }
 
 /**
- * One subscribe over WebSocket in a span of its own, the root of its trace: its checks, its Redis
- * calls and its SQL statements are the span's children. Without tracing, `subscribe()` as it is.
+ * The trace of the HTTP request now arriving, when its sampler kept it: called in the request
+ * listener's first, synchronous step, inside the HTTP span's context. None without tracing.
  */
-export function traceOperation<T>(operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
-  return tracing ? tracing.traceSubscribe(operationName, subscribe) : subscribe();
+export function currentTrace(): Trace | undefined {
+  return tracing?.activeTrace();
+}
+
+/**
+ * One subscription operation in a span of its own, given to `subscribe` as its trace: its checks,
+ * its Redis calls and its SQL statements are the span's children. `parent` 'root' for a subscribe
+ * over WebSocket, the root of its trace if the sampler keeps it; else the trace of the stream's
+ * request (SSE), none when that request is not traced. Without tracing, `subscribe(undefined)`.
+ */
+export function traceOperation<T>(operationName: string | null | undefined, parent: Trace | 'root' | undefined, subscribe: (trace: Trace | undefined) => Promise<T>): Promise<T> {
+  return tracing && parent ? tracing.traceSubscribe(operationName, parent, subscribe) : subscribe(undefined);
 }
 
 /** A pino mixin adding the trace and span ids to lines written inside a span; none without tracing. */

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { getRPCMetadata, RPCType } from '@opentelemetry/core';
+import { carriedTrace } from './request-trace';
 
 /** The one path Apollo serves: the HTTP span's route, and so its name (`POST /graphql`). */
 const GRAPHQL_ROUTE = '/graphql';
@@ -16,18 +17,24 @@ interface ReportedCost {
  * GraphQL conventions name it (`query FirstPets`) and carrying the operation's type, name and
  * cost. The cost is read from the response, where the query limits put it: this plugin is listed
  * after theirs, so their willSendResponse has written it. No span per field: that would cost more
- * than the operation. A request whose HTTP span is not recorded (left out by the sampler) gets
- * no hooks at all.
+ * than the operation. Its parent is the trace the request's context carries (request-trace.ts); a
+ * request left out by the sampler carries none, and gets no hooks at all.
  */
 export function operationSpanPlugin(tracer: Tracer): ApolloServerPlugin {
   return {
-    async requestDidStart() {
-      const active = context.active();
-      if (!trace.getSpan(active)?.isRecording()) return;
-      // As a framework's instrumentation would: the HTTP instrumentation names its span after it.
-      const rpc = getRPCMetadata(active);
-      if (rpc?.type === RPCType.HTTP) rpc.route = GRAPHQL_ROUTE;
-      const span = tracer.startSpan('GraphQL Operation');
+    async requestDidStart({ contextValue, request }) {
+      const parent = carriedTrace(contextValue)?.context;
+      if (!parent) return;
+      // The HTTP span named after its route, as a framework's instrumentation has it named (the
+      // RPC metadata's route): set here, since the instrumentation reads that metadata from the
+      // context active when the response closes, and none is then.
+      const rpc = getRPCMetadata(parent);
+      if (rpc?.type === RPCType.HTTP) {
+        rpc.route = GRAPHQL_ROUTE;
+        rpc.span.setAttribute('http.route', GRAPHQL_ROUTE);
+        rpc.span.updateName(`${request.http?.method ?? 'POST'} ${GRAPHQL_ROUTE}`);
+      }
+      const span = tracer.startSpan('GraphQL Operation', undefined, parent);
       return {
         async didResolveOperation({ operation, operationName }) {
           if (!operation) return;

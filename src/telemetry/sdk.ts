@@ -1,15 +1,20 @@
 import type { IncomingMessage } from 'node:http';
-import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
+import { type Context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
+import type { Trace } from '../common/trace';
 import type { Tracing } from '.';
 import { operationSpanPlugin } from './operation-span.plugin';
+import { enterHeldConnections } from './pg-connections';
+import { enterQueuedCommands } from './redis-commands';
 import { guardIncomingRequests } from './request-door';
+import { activeTrace, RequestTrace } from './request-trace';
 import { admittedSampler, requestDoor, sampledAtTheDoor, samplerFromEnv } from './sampling';
+import { SyncContextManager } from './sync-context';
 
 /** The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES gives one. */
 const SERVICE_NAME = 'petstore-gateway';
@@ -27,6 +32,12 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * instrumentation makes a span or reads an attribute: a request it leaves out never reaches the
  * instrumentation, and its statements and Redis calls, having no parent, make no span either. The
  * SDK's own sampler then records every root that came through the door.
+ *
+ * No context is propagated through async hooks (sync-context.ts): a kept request's context is
+ * taken in its listener's first step, carried on its scope and GraphQL context (request-trace.ts),
+ * and entered around the calls where ioredis and pg start their spans. The HTTP client is not
+ * instrumented: the gateway calls no HTTP service, and the exporter's own requests, sent past any
+ * context that would suppress their spans, must make none.
  */
 export function startSdk(env: Record<string, string | undefined>): Tracing {
   const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
@@ -38,8 +49,10 @@ export function startSdk(env: Record<string, string | undefined>): Tracing {
   const sdk = new NodeSDK({
     ...(named ? {} : { serviceName: SERVICE_NAME }),
     sampler: admittedSampler(),
+    contextManager: new SyncContextManager(),
     instrumentations: [
       new HttpInstrumentation({
+        disableOutgoingRequestInstrumentation: true,
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)) || (decidedInHook && !sampled(request)),
         // A GET's variables can hold what a client typed (a name); the query text stays, as the SQL does.
         redactedQueryParamsServer: ['variables'],
@@ -60,15 +73,22 @@ export function startSdk(env: Record<string, string | undefined>): Tracing {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Server } = require('node:http') as typeof import('node:http');
   decidedInHook = !guardIncomingRequests(Server.prototype as never, sampled, suppressTracing(ROOT_CONTEXT));
+  // Likewise once pg's and ioredis's instrumentations have wrapped them: a statement is sent in
+  // the trace of the request holding its connection, a queued Redis command in the one it was issued in.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  enterHeldConnections((require('pg') as typeof import('pg')).Client as never);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  enterQueuedCommands(require('ioredis') as never);
   const tracer = trace.getTracer(SERVICE_NAME);
   return {
     plugin: () => operationSpanPlugin(tracer),
-    traceSubscribe: (operationName, subscribe) => {
-      const active = context.active();
-      const parent = trace.getSpan(active);
-      // Over SSE, inside its stream's request: traced if that request is. Over WebSocket, a root at the door.
-      const traced = parent ? parent.isRecording() : !isTracingSuppressed(active) && sampledAtTheDoor(sampler, ROOT_CONTEXT, 'subscription', SpanKind.SERVER);
-      return traced ? traceSubscribe(tracer, operationName, subscribe) : subscribe();
+    activeTrace,
+    traceSubscribe: (operationName, parent, subscribe) => {
+      // Over SSE, the child of its stream's request. Over WebSocket, a root asked at the door.
+      if (parent === 'root') {
+        return sampledAtTheDoor(sampler, ROOT_CONTEXT, 'subscription', SpanKind.SERVER) ? traceSubscribe(tracer, operationName, ROOT_CONTEXT, subscribe) : subscribe(undefined);
+      }
+      return parent instanceof RequestTrace ? traceSubscribe(tracer, operationName, parent.context, subscribe) : subscribe(undefined);
     },
     logFields,
     shutdown: () => sdk.shutdown(),
@@ -85,31 +105,31 @@ function pathOf(request: IncomingMessage): string {
  * or as `args`), whose document names the operation (clients seldom send an operationName), or
  * refuses with a list of errors: the span then ends in error, with the first one's code.
  */
-function traceSubscribe<T>(tracer: Tracer, operationName: string | null | undefined, subscribe: () => Promise<T>): Promise<T> {
+async function traceSubscribe<T>(tracer: Tracer, operationName: string | null | undefined, parent: Context, subscribe: (trace: Trace) => Promise<T>): Promise<T> {
   const attributes = { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
-  return tracer.startActiveSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind: trace.getActiveSpan() ? SpanKind.INTERNAL : SpanKind.SERVER, attributes }, async (span) => {
-    try {
-      const result = await subscribe();
-      if (Array.isArray(result)) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
-      } else {
-        const args = (result as { args?: ExecutionArgs }).args ?? result;
-        const { document, operationName: named } = args as Partial<ExecutionArgs>;
-        const name = document && getOperationAST(document, named)?.name?.value;
-        if (name && !operationName) {
-          span.setAttribute('graphql.operation.name', name);
-          span.updateName(`subscription ${name}`);
-        }
+  const kind = trace.getSpan(parent) ? SpanKind.INTERNAL : SpanKind.SERVER;
+  const span = tracer.startSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind, attributes }, parent);
+  try {
+    const result = await subscribe(new RequestTrace(trace.setSpan(parent, span)));
+    if (Array.isArray(result)) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
+    } else {
+      const args = (result as { args?: ExecutionArgs }).args ?? result;
+      const { document, operationName: named } = args as Partial<ExecutionArgs>;
+      const name = document && getOperationAST(document, named)?.name?.value;
+      if (name && !operationName) {
+        span.setAttribute('graphql.operation.name', name);
+        span.updateName(`subscription ${name}`);
       }
-      return result;
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
     }
-  });
+    return result;
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 function logFields(): Record<string, string> {

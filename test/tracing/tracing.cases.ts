@@ -255,6 +255,22 @@ describe('with a sampler that leaves requests out (OTEL_TRACES_SAMPLER)', () => 
     }
   });
 
+  it('makes no span at all for a request the sampler leaves out (always_off): no HTTP, operation, SQL or Redis span', async () => {
+    const gateway = await traced({ OTEL_SERVICE_NAME: 'petstore-unsampled', OTEL_TRACES_SAMPLER: 'always_off' });
+    try {
+      for (let i = 0; i < 3; i += 1) {
+        const { body, traceId, line } = await graphql(gateway, QUERY);
+        expect(body.errors).toBeUndefined();
+        expect(traceId).toBeUndefined();
+        expect(line.spanId).toBeUndefined();
+      }
+    } finally {
+      await gateway.stop();
+    }
+    // Spans end before the process does, and the SDK sends what it holds on SIGTERM.
+    expect(receiver.spans.filter((span) => span.resource['service.name'] === 'petstore-unsampled')).toEqual([]);
+  });
+
   it('starts no span for a subscribe over WebSocket the sampler leaves out (always_off)', async () => {
     const gateway = await traced({ OTEL_SERVICE_NAME: 'petstore-off', OTEL_TRACES_SAMPLER: 'always_off' });
     const client = createClient({ url: `${gateway.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, onNonLazyError: () => undefined });

@@ -7,6 +7,7 @@ import { socketsOfCaller } from '../../auth/plans';
 import type { Config } from '../../config';
 import { STREAM_PATH } from '../../graphql/endpoints';
 import type { Scope } from '../../common/scope';
+import { inTrace } from '../../common/trace';
 import type { Services } from '../../context';
 import type { ErrorCode } from '../../errors';
 import { formatGraphQLError, formatResult } from '../../format-error';
@@ -115,11 +116,11 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (unverified) {
       // An invalid key: counted against the address as an HTTP request is, then refused.
-      const counted = await admitter.count(caller, identity);
+      const counted = await admitter.count(caller, identity, scope.trace);
       if (counted.decision) writeRateLimitHeaders(res, counted.decision);
       throw counted.refusal ?? unverified;
     }
-    const bannedUntil = await admitter.bannedUntil(identity);
+    const bannedUntil = await inTrace(scope.trace, () => admitter.bannedUntil(identity));
     if (bannedUntil !== null) throw banned(caller, bannedUntil);
     if (!ticket.claim(identity, socketsOfCaller(caller))) {
       noteRefusal('open_per_identity', { address, identity });
@@ -151,7 +152,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     const params = await streamParams(req, search);
     if (scope.aborted) return;
 
-    const result = await traceOperation(params.operationName, () => prepareSubscription(
+    const result = await traceOperation(params.operationName, scope.trace, (trace) => prepareSubscription(
       steps,
       {
         caller: who.caller,
@@ -159,6 +160,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
         slotId: `sse:${randomUUID()}`,
         backlogOf: (operation) => ({ congested: () => res.writableLength > MAX_BUFFERED_BYTES, dropped: (count) => cutSlowReader(res, operation, count) }),
         counted: (decision) => writeRateLimitHeaders(res, decision),
+        trace,
       },
       params,
     ));

@@ -1,6 +1,7 @@
 import { createSourceEventStream, type ExecutionArgs, getOperationAST, type GraphQLSchema, Kind, parse, validate } from 'graphql';
 import type { Caller } from '../../auth/caller';
 import { subscriptionCapOf } from '../../auth/plans';
+import { inTrace, type Trace } from '../../common/trace';
 import { type Context, type Services, createContext } from '../../context';
 import { ApiError, type ErrorCode } from '../../errors';
 import type { Admitter } from '../../limits/admit';
@@ -31,6 +32,8 @@ export interface Subscriber {
   backlogOf?: (operation: string) => Context['backlog'];
   /** The limiter's word once the subscription is counted (an HTTP transport's rate-limit headers). */
   counted?: (decision: Decision) => void;
+  /** The subscription operation's trace, when it is traced: its slot's and its count's Redis calls are children. */
+  trace?: Trace;
 }
 
 export interface SubscriptionSteps {
@@ -94,25 +97,25 @@ export async function prepareSubscription(
     throw error;
   }
 
-  const { caller, identity, slotId } = subscriber;
+  const { caller, identity, slotId, trace } = subscriber;
   const cap = subscriptionCapOf(caller);
-  if (!(await services.live.slots.acquire(identity, slotId, cap))) {
+  if (!(await inTrace(trace, () => services.live.slots.acquire(identity, slotId, cap)))) {
     return [tooManySubscriptions(cap)];
   }
   let released = false;
   const release = async () => {
     if (released) return;
     released = true;
-    await services.live.slots.release(identity, slotId);
+    await inTrace(trace, () => services.live.slots.release(identity, slotId));
   };
   try {
-    const counted = await steps.admitter.count(caller, identity);
+    const counted = await steps.admitter.count(caller, identity, trace);
     if (counted.decision) subscriber.counted?.(counted.decision);
     if (counted.refusal) {
       await release();
       return [counted.refusal];
     }
-    const contextValue = createContext(caller, services);
+    const contextValue = createContext(caller, services, undefined, trace);
     contextValue.backlog = subscriber.backlogOf?.(rootFieldOf(operation));
     const args: ExecutionArgs = { schema, document, variableValues, operationName: request.operationName, contextValue };
     const stream = await createSourceEventStream(args);

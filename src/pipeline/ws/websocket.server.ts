@@ -168,7 +168,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
         const state = sockets.get(ctx.extra.socket);
         if (!state) return refusal('UNAUTHENTICATED', 'Send connection_init first');
         try {
-          return await traceOperation(payload.operationName, async () => {
+          return await traceOperation(payload.operationName, 'root', async (trace) => {
             const slotId = `${state.id}:${id}`;
             const backlogOf = (operation: string) => ({
               congested: () => state.socket.bufferedAmount > MAX_BUFFERED_BYTES,
@@ -177,7 +177,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
                 closeSlowSocket(state.socket);
               },
             });
-            const result = await prepareSubscription(steps, { caller: state.caller, identity: state.identity, slotId, backlogOf }, payload);
+            const result = await prepareSubscription(steps, { caller: state.caller, identity: state.identity, slotId, backlogOf, trace }, payload);
             if (Array.isArray(result)) {
               if (result.some((error) => BANNED_CODES.has(error.code))) state.closeWith = result[0].code;
               return result;
