@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
-import { admissionOfCaller, quotaOfCaller, shedAtOf } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
 import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
@@ -20,6 +20,7 @@ import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
 import { type Logger, withSafeErrors } from './logger';
 import { Admitter } from './limits/admit';
+import { LoopDelay } from './limits/loop-delay';
 import { createFieldLimiter } from './limits/field-limiter';
 import { ChangeHub } from './live/change-hub';
 import { listenForChanges, listenOnEmbeddedSession } from './live/change-listener';
@@ -130,6 +131,7 @@ export async function createApp(
     ? await listenOnEmbeddedSession(dataSource, onChange)
     : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined });
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
+  const loopDelay = new LoopDelay().start();
   const admitter = new Admitter<Caller>({
     limiter,
     metrics,
@@ -137,6 +139,8 @@ export async function createApp(
     quotaOf: quotaOfCaller,
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
     shedAtOf: limitInFlight ? shedAtOf : undefined,
+    loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
+    holdUntilRetryAfter: config.retryAfterHold,
     banPauseMs: config.banPauseMs,
     limiting,
   });
@@ -187,6 +191,7 @@ export async function createApp(
       await Promise.all([websockets.close(), streams.close()]);
       await listener.close();
       slots.close();
+      loopDelay.stop();
       await apollo.stop();
       await limits.close();
     },

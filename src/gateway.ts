@@ -100,10 +100,18 @@ function liveConnections({ websockets, streams }: App) {
   };
 }
 
+/**
+ * Connections accepted by the kernel and not yet by the instance. Node's 511 overflowed when a
+ * crowd connected at once while the event loop was busy: every connection past it, a paying
+ * client's included, lost its SYN and retried after 1 s, then 3 s, 7 s. The kernel caps it at
+ * net.core.somaxconn (4,096 on current Linux).
+ */
+const LISTEN_BACKLOG = 4_096;
+
 function listen(server: Server, { port, host }: Config): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

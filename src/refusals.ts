@@ -36,6 +36,11 @@ export function instanceBusy(inFlight: number): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', `This instance is busy: it has ${inFlight} requests in flight, and keeps the rest of its capacity for clients of higher plans; retry in 1 s`, {}, 1);
 }
 
+/** The instance's event loop runs late: it keeps what it has for clients of higher plans. */
+export function instanceLagging(delayMs: number): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', `This instance is busy: its work runs ${Math.round(delayMs)} ms late, and it keeps what it has for clients of higher plans; retry in 1 s`, {}, 1);
+}
+
 /** The identity's in-flight slots stayed full for the whole wait: retry in a second, nothing counted. */
 export function inFlightFull(max: number): ApiError {
   return rateLimited(`Too many requests in flight: at most ${max} at once, and none finished in time; retry in 1 s`, 1);

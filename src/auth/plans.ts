@@ -168,3 +168,17 @@ export function shedAtOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: Ap
   const share = caller.kind === 'anonymous' ? SHED_AT.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT[caller.key.plan];
   return share === null ? null : Math.floor(INSTANCE_REQUESTS_IN_FLIGHT * share);
 }
+
+/**
+ * How late the instance's event loop may run, as a multiple of SHED_LOOP_DELAY_MS, before each
+ * priority's requests are shed (docs/contract.md §5, "Shedding"): a busy loop delays every
+ * request on the instance, so the least important go first. Anonymous at the configured delay,
+ * FREE at twice it; paying plans never, for shedding the others is what frees the loop for them.
+ */
+const SHED_AT_LOOP_DELAY = { anonymous: 1, [Plan.FREE]: 2, [Plan.PRO]: null, [Plan.BUSINESS]: null, [Plan.ENTERPRISE]: null } as const;
+
+/** The event-loop delay (ms) at which the caller's requests are refused 503, given SHED_LOOP_DELAY_MS; null: never. */
+export function shedAtLoopDelayOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' }), baseMs: number): number | null {
+  const times = caller.kind === 'anonymous' ? SHED_AT_LOOP_DELAY.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT_LOOP_DELAY[caller.key.plan];
+  return times === null ? null : baseMs * times;
+}

@@ -3,11 +3,12 @@ import type { Scope } from '../common/scope';
 import { inTrace, type Trace } from '../common/trace';
 import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import { banned, inFlightFull, instanceBusy, overWindow } from '../refusals';
+import { banned, inFlightFull, instanceBusy, instanceLagging, overWindow } from '../refusals';
 import type { QuotedCaller } from './identity';
 import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
 import type { Quota } from './quota';
+import { RetryAfterHold } from './retry-after-hold';
 
 /** Where refusals are counted (the gateway's metrics). */
 export interface RefusalObserver {
@@ -17,6 +18,8 @@ export interface RefusalObserver {
 /** Where refusals and waits for an in-flight slot are counted. */
 export interface AdmissionObserver extends RefusalObserver {
   observeAdmissionWait(): void;
+  /** A request came before the Retry-After its identity was given, and waits it out. */
+  observeHeld(): void;
 }
 
 /**
@@ -31,6 +34,13 @@ export interface Admitted {
 
 const UNLIMITED: Admitted = Object.freeze({});
 
+/**
+ * A busy event loop sheds a low-priority client only once it has this many other requests on the
+ * instance: a crowd member keeping its bound in flight goes, a visitor reading one page at a time,
+ * or a browser page's first few parallel queries, stays.
+ */
+export const LOOP_SHED_FROM_REQUESTS = 4;
+
 export interface AdmitterOptions<C extends QuotedCaller> {
   limiter: RateLimiter;
   metrics: AdmissionObserver;
@@ -41,6 +51,13 @@ export interface AdmitterOptions<C extends QuotedCaller> {
   admissionOf?: (caller: C) => Admission;
   /** The instance's requests in flight at which the caller's are shed (null: never); absent, none are. */
   shedAtOf?: (caller: C) => number | null;
+  /**
+   * How late the instance's event loop runs now (ms), and the delay at which the caller's requests
+   * are shed (null: never); absent, none are shed for it.
+   */
+  loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
+  /** Requests sent before the Retry-After their identity was given wait until then (retry-after-hold.ts). */
+  holdUntilRetryAfter?: boolean;
   banPauseMs?: number;
   /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
   limiting?: boolean;
@@ -55,13 +72,23 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * turn cheap refusals into load (its paused requests hold their in-flight slots). An in-flight
  * slot belongs to the request's scope, which gives it back however the request ends. Before all
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
- * priority, the request is shed: 503 SERVICE_UNAVAILABLE with Retry-After 1, counting nothing.
+ * priority, or its event loop runs later than it keeps for that priority while the caller has
+ * LOOP_SHED_FROM_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
+ * Retry-After 1, counting nothing.
+ * First of all, a request sent before the Retry-After its identity was last given (`told`) waits
+ * it out, holding nothing, and such requests go on one at a time (retry-after-hold.ts).
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
+  private readonly hold = new RetryAfterHold();
 
   constructor(private readonly options: AdmitterOptions<C>) {
     this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
+  }
+
+  /** The identity was answered a refusal with Retry-After `seconds`: its requests before then wait. */
+  told(identity: string, seconds: number): void {
+    if (this.options.limiting !== false && this.options.holdUntilRetryAfter) this.hold.told(identity, seconds);
   }
 
   /**
@@ -71,6 +98,11 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
+    const held = this.options.holdUntilRetryAfter ? this.hold.enter(identity, scope) : undefined;
+    if (held) {
+      this.options.metrics.observeHeld();
+      if (!(await held)) return {};
+    }
     const quota = this.options.quotaOf(caller);
     // Shed before anything is spent on it: no slot, no look-up in the limiter's store.
     const shedAt = this.options.shedAtOf?.(caller);
@@ -80,6 +112,12 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
         this.options.metrics.observeRefusal('shed', false);
         return { refusal: instanceBusy(running + waiting) };
       }
+    }
+    const { loopDelay } = this.options;
+    const shedAtDelay = loopDelay?.shedAtOf(caller);
+    if (shedAtDelay != null && loopDelay!.ms() >= shedAtDelay && this.presentOf(identity) >= LOOP_SHED_FROM_REQUESTS) {
+      this.options.metrics.observeRefusal('shed', false);
+      return { refusal: instanceLagging(loopDelay!.ms()) };
     }
     if (admissionOf) {
       const admission = admissionOf(caller);
@@ -96,6 +134,11 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if (decision.kind === 'allowed') return { decision };
     if (decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: scope.signal }).catch(() => undefined);
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
+  }
+
+  /** The identity's other requests on this instance: running, queued for a slot, or held. */
+  private presentOf(identity: string): number {
+    return this.inFlight.of(identity) + this.inFlight.waitingOf(identity) + this.hold.heldOf(identity);
   }
 
   /**

@@ -119,7 +119,7 @@ describe('InFlight', () => {
     store.hit = () => Promise.reject(new Error('the store did not answer'));
     const admitter = new Admitter({
       limiter: new RateLimiter(store, { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined },
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined, observeHeld: () => undefined },
       logger: pino({ level: 'silent' }),
       quotaOf: () => ({ perMinute: 60, perDay: 1_000 }),
       admissionOf: () => ({ max: 1, queue: 1, waitMs: 1_000 }),
@@ -136,7 +136,7 @@ describe('InFlight', () => {
     type Who = { kind: 'anonymous'; address: string } | { kind: 'key'; key: { id: string; plan: Plan; role: ApiKeyRole; quota: { perMinute: number; perDay: number } } };
     const admitter = new Admitter<Who>({
       limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: (reason) => refusals.push(reason), observeAdmissionWait: () => undefined },
+      metrics: { observeRefusal: (reason) => refusals.push(reason), observeAdmissionWait: () => undefined, observeHeld: () => undefined },
       logger: pino({ level: 'silent' }),
       quotaOf: () => ({ perMinute: 1_000_000, perDay: 1_000_000 }),
       admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }),
