@@ -75,14 +75,26 @@ async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
 }
 
 /**
- * Back to the template's state: every table but the migrations' emptied with its sequences
- * restarted, and nothing of the one session PGlite serves every connection from (listeners,
- * prepared statements, settings, advisory locks) left for the next test.
+ * Back to the template's state: every table but the migrations' that holds a row emptied, every
+ * sequence used restarted, and nothing of the one session PGlite serves every connection from
+ * (listeners, prepared statements, settings, advisory locks) left for the next test. Most tables
+ * of most tests stay empty, and truncating one costs PGlite a new file for it and each of its
+ * indexes: checked first, only the ones written are truncated, a tenth of the time.
  */
 const EMPTY_AS_THE_TEMPLATE = `
-  DO $$ BEGIN
-    EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE'
-               FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations');
+  DO $$
+  DECLARE
+    name text;
+    written text[] := '{}';
+    has_rows boolean;
+  BEGIN
+    FOR name IN SELECT format('%I', tablename) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations' LOOP
+      EXECUTE 'SELECT EXISTS (SELECT FROM ' || name || ')' INTO has_rows;
+      IF has_rows THEN written := written || name; END IF;
+    END LOOP;
+    IF cardinality(written) > 0 THEN EXECUTE 'TRUNCATE ' || array_to_string(written, ', ') || ' CASCADE'; END IF;
+    PERFORM setval(format('%I.%I', schemaname, sequencename), start_value, false) FROM pg_sequences
+      WHERE schemaname = 'public' AND last_value IS NOT NULL;
   END $$;
   UNLISTEN *; DEALLOCATE ALL; RESET ALL; SELECT pg_advisory_unlock_all();
 `;
