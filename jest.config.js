@@ -12,6 +12,8 @@ module.exports = {
   // The tests that restart servers under load run apart: `npm run test:slow` (jest.slow.config.js).
   testPathIgnorePatterns: ['/node_modules/', '\\.slow\\.test\\.ts$'],
   setupFiles: ['reflect-metadata'],
+  // Each file stops the embedded databases it kept for reuse, rather than leave them to the next.
+  setupFilesAfterEnv: ['<rootDir>/test/setup/after-env.ts'],
   // One migrated database for the run, copied per test file (test/setup/database-template.ts).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',

@@ -19,6 +19,10 @@ export const ANSWER_LINGER_MS = 2_000;
 export interface HttpServerTimeouts {
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** How often Node checks the two above (CONNECTIONS_CHECKING_INTERVAL_MS). */
+  checkEveryMs?: number;
+  /** ANSWER_LINGER_MS for the sockets this server answers bare. */
+  lingerMs?: number;
 }
 
 /**
@@ -29,7 +33,7 @@ export interface HttpServerTimeouts {
  */
 export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeouts = {}): Server {
   const server = createServer(
-    { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
+    { connectionsCheckingInterval: timeouts.checkEveryMs ?? CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
     app,
   );
   server.headersTimeout = timeouts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
@@ -51,13 +55,13 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? 'The request took too long to arrive'
           : 'The request is not valid HTTP';
-    endWithError(socket, refusalFailure(malformedRequest(message)));
+    endWithError(socket, refusalFailure(malformedRequest(message)), timeouts.lingerMs);
   });
   // Without a listener Node drops a CONNECT without a word: this is no proxy.
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     const refusal = methodNotAllowed('CONNECT', '', ['GET', 'HEAD', 'POST', 'OPTIONS'], 'CONNECT is not supported: this server is not a proxy');
-    endWithError(socket, refusalFailure(refusal));
+    endWithError(socket, refusalFailure(refusal), timeouts.lingerMs);
   });
   return server;
 }
@@ -68,14 +72,14 @@ export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeo
  * and closes it. The socket is destroyed once the answer is out and the client had a moment to
  * read it: a client that never closes its side would otherwise hold it in FIN_WAIT_2 for ever.
  */
-export function endWithError(socket: Duplex, failure: Failure): void {
+export function endWithError(socket: Duplex, failure: Failure, lingerMs = ANSWER_LINGER_MS): void {
   const body = JSON.stringify(failureBody(failure, false));
   const { status } = failure.body;
   const headers = Object.entries(failure.headers)
     .filter(([name]) => name.toLowerCase() !== 'connection')
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  const linger = setTimeout(() => socket.destroy(), ANSWER_LINGER_MS).unref();
+  const linger = setTimeout(() => socket.destroy(), lingerMs).unref();
   socket.once('close', () => clearTimeout(linger));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +

@@ -75,14 +75,30 @@ async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
 }
 
 /**
- * Back to the template's state: every table but the migrations' emptied with its sequences
- * restarted, and nothing of the one session PGlite serves every connection from (listeners,
- * prepared statements, settings, advisory locks) left for the next test.
+ * Back to the template's state: every table but the migrations' that holds a row emptied, the
+ * sequences of those tables that were used restarted, and nothing of the one session PGlite serves every connection from
+ * (listeners, prepared statements, settings, advisory locks) left for the next test. Most tables
+ * of most tests stay empty, and truncating one costs PGlite a new file for it and each of its
+ * indexes: checked first, only the ones written are truncated, a tenth of the time.
  */
 const EMPTY_AS_THE_TEMPLATE = `
-  DO $$ BEGIN
-    EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE'
-               FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations');
+  DO $$
+  DECLARE
+    name text;
+    written text[] := '{}';
+    has_rows boolean;
+  BEGIN
+    FOR name IN SELECT format('%I', tablename) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations' LOOP
+      EXECUTE 'SELECT EXISTS (SELECT FROM ' || name || ')' INTO has_rows;
+      IF has_rows THEN written := written || name; END IF;
+    END LOOP;
+    IF cardinality(written) > 0 THEN EXECUTE 'TRUNCATE ' || array_to_string(written, ', ') || ' CASCADE'; END IF;
+    -- The sequences of every table but the migrations' (RESTART IDENTITY's), the ones used.
+    PERFORM setval(sequence.oid, used.start_value, false)
+      FROM pg_sequences used
+      JOIN pg_class sequence ON sequence.relname = used.sequencename AND sequence.relnamespace = 'public'::regnamespace
+      JOIN pg_depend owner ON owner.objid = sequence.oid AND owner.classid = 'pg_class'::regclass AND owner.deptype IN ('a', 'i')
+      WHERE used.schemaname = 'public' AND used.last_value IS NOT NULL AND owner.refobjid <> 'migrations'::regclass;
   END $$;
   UNLISTEN *; DEALLOCATE ALL; RESET ALL; SELECT pg_advisory_unlock_all();
 `;
