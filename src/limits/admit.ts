@@ -35,11 +35,12 @@ export interface Admitted {
 const UNLIMITED: Admitted = Object.freeze({});
 
 /**
- * A busy event loop sheds a low-priority client only once it has this many other requests on the
- * instance: a crowd member keeping its bound in flight goes, a visitor reading one page at a time,
- * or a browser page's first few parallel queries, stays.
+ * A client is held until its Retry-After, or shed by a busy event loop (low priorities only), only
+ * once it has this many other requests on the instance: a crowd member keeping its bound in flight
+ * is, a visitor reading one page at a time, a steady client that met one refusal, or a browser
+ * page's first few parallel queries, is not.
  */
-export const LOOP_SHED_FROM_REQUESTS = 4;
+export const CROWDING_REQUESTS = 4;
 
 export interface AdmitterOptions<C extends QuotedCaller> {
   limiter: RateLimiter;
@@ -73,10 +74,10 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * slot belongs to the request's scope, which gives it back however the request ends. Before all
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
  * priority, or its event loop runs later than it keeps for that priority while the caller has
- * LOOP_SHED_FROM_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
+ * CROWDING_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
  * Retry-After 1, counting nothing.
- * First of all, a request sent before the Retry-After its identity was last given (`told`) waits
- * it out, holding nothing, and such requests go on one at a time (retry-after-hold.ts).
+ * First of all, a request sent before the Retry-After its identity was last given (`told`), by a
+ * client with CROWDING_REQUESTS others on the instance, waits it out, holding nothing, and such requests go on one at a time (retry-after-hold.ts).
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -98,7 +99,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
-    const held = this.options.holdUntilRetryAfter ? this.hold.enter(identity, scope) : undefined;
+    const held = this.options.holdUntilRetryAfter && this.crowding(identity) ? this.hold.enter(identity, scope) : undefined;
     if (held) {
       this.options.metrics.observeHeld();
       if (!(await held)) return {};
@@ -115,7 +116,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     }
     const { loopDelay } = this.options;
     const shedAtDelay = loopDelay?.shedAtOf(caller);
-    if (shedAtDelay != null && loopDelay!.ms() >= shedAtDelay && this.presentOf(identity) >= LOOP_SHED_FROM_REQUESTS) {
+    if (shedAtDelay != null && loopDelay!.ms() >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS) {
       this.options.metrics.observeRefusal('shed', false);
       return { refusal: instanceLagging(loopDelay!.ms()) };
     }
@@ -137,6 +138,11 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /** The identity's other requests on this instance: running, queued for a slot, or held. */
+  /** Whether the identity's requests already wait in the hold, or it has CROWDING_REQUESTS on the instance. */
+  private crowding(identity: string): boolean {
+    return this.hold.heldOf(identity) > 0 || this.presentOf(identity) >= CROWDING_REQUESTS;
+  }
+
   private presentOf(identity: string): number {
     return this.inFlight.of(identity) + this.inFlight.waitingOf(identity) + this.hold.heldOf(identity);
   }

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { ApiKeyRole } from '../../src/auth/role';
 import { Plan, shedAtLoopDelayOf } from '../../src/auth/plans';
 import { Scope } from '../../src/common/scope';
-import { Admitter, LOOP_SHED_FROM_REQUESTS } from '../../src/limits/admit';
+import { Admitter, CROWDING_REQUESTS } from '../../src/limits/admit';
 import { RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { createApiKey } from '../helpers/builders';
@@ -20,12 +20,6 @@ const NO_DATABASE = '{ __typename }';
 function busyLoop(ms: number): void {
   const until = performance.now() + ms;
   while (performance.now() < until);
-}
-
-/** The holds counted so far, from the metrics. */
-async function holds(t: TestApp): Promise<number> {
-  const text = (await request(t.url).get('/metrics')).text;
-  return Number(/^petstore_retry_after_holds_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
 }
 
 describe('a busy event loop', () => {
@@ -65,9 +59,9 @@ describe('a busy event loop', () => {
       ['BUSINESS', keyOf(Plan.BUSINESS)],
       ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
     ];
-    // Each caller already has LOOP_SHED_FROM_REQUESTS requests running.
+    // Each caller already has CROWDING_REQUESTS requests running.
     for (const [name, caller] of callers) {
-      for (let i = 0; i < LOOP_SHED_FROM_REQUESTS; i += 1) expect((await admitter.admit(caller, name, new Scope())).refusal).toBeUndefined();
+      for (let i = 0; i < CROWDING_REQUESTS; i += 1) expect((await admitter.admit(caller, name, new Scope())).refusal).toBeUndefined();
     }
     const admittedAt = async (ms: number) => {
       delayMs = ms;
@@ -93,34 +87,45 @@ describe('a busy event loop', () => {
 });
 
 describe('a client that ignores Retry-After', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    // Every refusal starts a ban of a second: its 403 says Retry-After 1.
-    t = await startTestApp({ RETRY_AFTER_HOLD: 'true', BAN_THRESHOLD: '0', BAN_SECONDS: '1' });
-  });
-  afterAll(() => t.close());
-
-  it('has its requests sent before the Retry-After held until then, then answered one at a time; other clients are not held', async () => {
-    const { key } = await createApiKey(t, { plan: 'ENTERPRISE', requestsPerMinute: 1, requestsPerDay: 1_000 });
-    const { key: other } = await createApiKey(t, { plan: 'PRO' });
-    const send = (apiKey: string) => request(t.url).post('/graphql').set('X-API-Key', apiKey).send({ query: NO_DATABASE });
-    expect((await send(key)).status).toBe(200);
-    const banned = await send(key);
-    expect(banned.status).toBe(403);
+  it('has its requests sent before the Retry-After held while it crowds the instance, then let go one at a time; a steady client and others are not held', async () => {
+    let held = 0;
+    const admitter = new Admitter<Who>({
+      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined, observeHeld: () => (held += 1) },
+      logger: pino({ level: 'silent' }),
+      quotaOf: () => ({ perMinute: 1_000, perDay: 1_000 }),
+      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
+      holdUntilRetryAfter: true,
+    });
+    const anonymous = (address: string): Who => ({ kind: 'anonymous', address });
+    // The crowding client keeps CROWDING_REQUESTS running; both it and a steady one were told to come back in a second.
+    const running = Array.from({ length: CROWDING_REQUESTS }, () => new Scope());
+    for (const scope of running) expect((await admitter.admit(anonymous('10.0.0.1'), 'crowd', scope)).refusal).toBeUndefined();
+    admitter.told('crowd', 1);
+    admitter.told('steady', 1);
     const told = performance.now();
-    expect(banned.headers['retry-after']).toBe('1');
-    const before = await holds(t);
-    // Two more at once, before the Retry-After: both held. Each, once let go, is refused again
-    // (its minute is still used up), which starts another ban of a second.
-    const at = (answer: request.Response) => ({ status: answer.status, at: performance.now() - told });
-    const early = Promise.all([send(key).then(at), send(key).then(at)]);
-    // Meanwhile another client is answered at once.
-    expect((await send(other)).status).toBe(200);
-    const answers = (await early).sort((a, b) => a.at - b.at);
-    expect(await holds(t)).toBe(before + 2);
-    expect(answers.map((answer) => answer.status)).toEqual([403, 403]);
-    // The first not before the Retry-After; the second not before the one its predecessor was given.
-    expect(answers[0].at).toBeGreaterThanOrEqual(1_000 - 50);
-    expect(answers[1].at - answers[0].at).toBeGreaterThanOrEqual(1_000 - 50);
+
+    const answered: string[] = [];
+    const first = new Scope();
+    const second = new Scope();
+    const early = [first, second].map((scope, i) =>
+      admitter.admit(anonymous('10.0.0.1'), 'crowd', scope).then(() => {
+        answered.push(`crowd ${i + 1}`);
+        return performance.now() - told;
+      }),
+    );
+    // Neither a steady client (one request at a time) nor another is held.
+    await admitter.admit(anonymous('10.0.0.2'), 'steady', new Scope());
+    await admitter.admit(anonymous('10.0.0.3'), 'other', new Scope());
+    expect(answered).toEqual([]);
+    expect(held).toBe(2);
+
+    // The first goes once the Retry-After has passed; the second only once the first has been answered.
+    expect(await early[0]).toBeGreaterThanOrEqual(1_000 - 50);
+    expect(answered).toEqual(['crowd 1']);
+    first.end();
+    await early[1];
+    expect(answered).toEqual(['crowd 1', 'crowd 2']);
+    for (const scope of [...running, second]) scope.end();
   });
 });
