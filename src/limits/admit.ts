@@ -77,7 +77,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * CROWDING_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
  * Retry-After 1, counting nothing.
  * First of all, a request sent before the Retry-After its identity was last given (`told`), by a
- * client with CROWDING_REQUESTS others on the instance, waits it out, holding nothing, and such requests go on one at a time (retry-after-hold.ts).
+ * client with CROWDING_REQUESTS others on the instance, waits it out, holding nothing, and such
+ * requests go on one at a time (retry-after-hold.ts).
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -116,9 +117,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     }
     const { loopDelay } = this.options;
     const shedAtDelay = loopDelay?.shedAtOf(caller);
-    if (shedAtDelay != null && loopDelay!.ms() >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS) {
+    const lateMs = shedAtDelay == null ? 0 : loopDelay!.ms();
+    if (shedAtDelay != null && lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS) {
       this.options.metrics.observeRefusal('shed', false);
-      return { refusal: instanceLagging(loopDelay!.ms()) };
+      return { refusal: instanceLagging(lateMs) };
     }
     if (admissionOf) {
       const admission = admissionOf(caller);
@@ -137,12 +139,12 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
-  /** The identity's other requests on this instance: running, queued for a slot, or held. */
   /** Whether the identity's requests already wait in the hold, or it has CROWDING_REQUESTS on the instance. */
   private crowding(identity: string): boolean {
     return this.hold.heldOf(identity) > 0 || this.presentOf(identity) >= CROWDING_REQUESTS;
   }
 
+  /** The identity's other requests on this instance: running, queued for a slot, or held. */
   private presentOf(identity: string): number {
     return this.inFlight.of(identity) + this.inFlight.waitingOf(identity) + this.hold.heldOf(identity);
   }

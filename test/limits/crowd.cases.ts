@@ -1,16 +1,11 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../helpers/app';
-import pino from 'pino';
 import { ApiKeyRole } from '../../src/auth/role';
 import { Plan, shedAtLoopDelayOf } from '../../src/auth/plans';
 import { Scope } from '../../src/common/scope';
-import { Admitter, CROWDING_REQUESTS } from '../../src/limits/admit';
-import { RateLimiter } from '../../src/limits/limiter';
-import { MemoryLimiterStore } from '../../src/limits/memory.store';
+import { CROWDING_REQUESTS } from '../../src/limits/admit';
 import { createApiKey } from '../helpers/builders';
-
-type Who = { kind: 'anonymous'; address: string } | { kind: 'key'; key: { id: string; plan: Plan; role: ApiKeyRole; quota: { perMinute: number; perDay: number } } };
-const keyOf = (plan: Plan, role = ApiKeyRole.CLIENT): Who => ({ kind: 'key', key: { id: `${plan}-${role}`, plan, role, quota: { perMinute: 1_000, perDay: 1_000 } } });
+import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } from './helpers/admitter';
 
 /** Clients that ignore Retry-After, and a busy event loop (docs/contract.md §5, "Shedding" and "Clients that ignore Retry-After"). */
 /** Asks nothing of the database: on the embedded one, a statement's own work would delay the loop. */
@@ -42,18 +37,17 @@ describe('a busy event loop', () => {
   });
 
   it('sheds the requests of a low-priority client with many on the instance, 503 with Retry-After, anonymous first, paying plans never', async () => {
-    const refusals: string[] = [];
+    const observed: Observed = { refusals: [], held: 0 };
     let delayMs = 0;
-    const admitter = new Admitter<Who>({
-      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: (reason) => refusals.push(reason), observeAdmissionWait: () => undefined, observeHeld: () => undefined },
-      logger: pino({ level: 'silent' }),
-      quotaOf: () => ({ perMinute: 1_000, perDay: 1_000 }),
-      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
-      loopDelay: { ms: () => delayMs, shedAtOf: (caller) => shedAtLoopDelayOf(caller, 50) },
-    });
+    const admitter = testAdmitter(
+      {
+        admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
+        loopDelay: { ms: () => delayMs, shedAtOf: (caller) => shedAtLoopDelayOf(caller, 50) },
+      },
+      observed,
+    );
     const callers: [string, Who][] = [
-      ['anonymous', { kind: 'anonymous', address: '10.0.0.1' }],
+      ['anonymous', anonymous('10.0.0.1')],
       ['FREE', keyOf(Plan.FREE)],
       ['PRO', keyOf(Plan.PRO)],
       ['BUSINESS', keyOf(Plan.BUSINESS)],
@@ -63,41 +57,24 @@ describe('a busy event loop', () => {
     for (const [name, caller] of callers) {
       for (let i = 0; i < CROWDING_REQUESTS; i += 1) expect((await admitter.admit(caller, name, new Scope())).refusal).toBeUndefined();
     }
-    const admittedAt = async (ms: number) => {
+    const lateBy = (ms: number) => {
       delayMs = ms;
-      const admitted: string[] = [];
-      for (const [name, caller] of callers) {
-        const scope = new Scope();
-        const { refusal } = await admitter.admit(caller, name, scope);
-        scope.end();
-        if (!refusal) admitted.push(name);
-        else expect(refusal).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1, message: expect.stringMatching(/^This instance is busy: its work runs \d+ ms late/) });
-      }
-      return admitted;
+      return admittedNow(admitter, callers, { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1, message: expect.stringMatching(/^This instance is busy: its work runs \d+ ms late/) });
     };
-    expect(await admittedAt(49)).toEqual(['anonymous', 'FREE', 'PRO', 'BUSINESS', 'admin']);
-    expect(await admittedAt(50)).toEqual(['FREE', 'PRO', 'BUSINESS', 'admin']);
-    expect(await admittedAt(100)).toEqual(['PRO', 'BUSINESS', 'admin']);
-    expect(await admittedAt(10_000)).toEqual(['PRO', 'BUSINESS', 'admin']);
-    expect(refusals).toEqual(['shed', 'shed', 'shed', 'shed', 'shed']);
+    expect(await lateBy(49)).toEqual(['anonymous', 'FREE', 'PRO', 'BUSINESS', 'admin']);
+    expect(await lateBy(50)).toEqual(['FREE', 'PRO', 'BUSINESS', 'admin']);
+    expect(await lateBy(100)).toEqual(['PRO', 'BUSINESS', 'admin']);
+    expect(await lateBy(10_000)).toEqual(['PRO', 'BUSINESS', 'admin']);
+    expect(observed.refusals).toEqual(['shed', 'shed', 'shed', 'shed', 'shed']);
     // One fewer running: not shed, however late the loop.
-    const anonymous = new Scope();
-    expect((await admitter.admit({ kind: 'anonymous', address: '10.0.0.2' }, 'fresh', anonymous)).refusal).toBeUndefined();
+    expect((await admitter.admit(anonymous('10.0.0.2'), 'fresh', new Scope())).refusal).toBeUndefined();
   });
 });
 
 describe('a client that ignores Retry-After', () => {
   it('has its requests sent before the Retry-After held while it crowds the instance, then let go one at a time; a steady client and others are not held', async () => {
-    let held = 0;
-    const admitter = new Admitter<Who>({
-      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined, observeHeld: () => (held += 1) },
-      logger: pino({ level: 'silent' }),
-      quotaOf: () => ({ perMinute: 1_000, perDay: 1_000 }),
-      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
-      holdUntilRetryAfter: true,
-    });
-    const anonymous = (address: string): Who => ({ kind: 'anonymous', address });
+    const observed: Observed = { refusals: [], held: 0 };
+    const admitter = testAdmitter({ admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }), holdUntilRetryAfter: true }, observed);
     // The crowding client keeps CROWDING_REQUESTS running; both it and a steady one were told to come back in a second.
     const running = Array.from({ length: CROWDING_REQUESTS }, () => new Scope());
     for (const scope of running) expect((await admitter.admit(anonymous('10.0.0.1'), 'crowd', scope)).refusal).toBeUndefined();
@@ -118,7 +95,7 @@ describe('a client that ignores Retry-After', () => {
     await admitter.admit(anonymous('10.0.0.2'), 'steady', new Scope());
     await admitter.admit(anonymous('10.0.0.3'), 'other', new Scope());
     expect(answered).toEqual([]);
-    expect(held).toBe(2);
+    expect(observed.held).toBe(2);
 
     // The first goes once the Retry-After has passed; the second only once the first has been answered.
     expect(await early[0]).toBeGreaterThanOrEqual(1_000 - 50);

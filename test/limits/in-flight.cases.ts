@@ -5,6 +5,7 @@ import { ClientGone, Scope } from '../../src/common/scope';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
 import pino from 'pino';
 import { Admitter } from '../../src/limits/admit';
+import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } from './helpers/admitter';
 import { InFlight } from '../../src/limits/in-flight';
 import { RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
@@ -132,48 +133,31 @@ describe('InFlight', () => {
   });
 
   it('sheds by priority when the instance holds many requests in flight: anonymous first, then FREE, then paying plans, admin and ENTERPRISE never', async () => {
-    const refusals: string[] = [];
-    type Who = { kind: 'anonymous'; address: string } | { kind: 'key'; key: { id: string; plan: Plan; role: ApiKeyRole; quota: { perMinute: number; perDay: number } } };
-    const admitter = new Admitter<Who>({
-      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: (reason) => refusals.push(reason), observeAdmissionWait: () => undefined, observeHeld: () => undefined },
-      logger: pino({ level: 'silent' }),
-      quotaOf: () => ({ perMinute: 1_000_000, perDay: 1_000_000 }),
-      admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }),
-      shedAtOf,
-    });
-    const key = (plan: Plan, role = ApiKeyRole.CLIENT): Who => ({ kind: 'key', key: { id: `${plan}-${role}`, plan, role, quota: { perMinute: 1, perDay: 1 } } });
+    const observed: Observed = { refusals: [], held: 0 };
+    const admitter = testAdmitter({ admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }), shedAtOf }, observed);
     const callers: [string, Who][] = [
-      ['anonymous', { kind: 'anonymous', address: '10.0.0.1' }],
-      ['FREE', key(Plan.FREE)],
-      ['PRO', key(Plan.PRO)],
-      ['BUSINESS', key(Plan.BUSINESS)],
-      ['ENTERPRISE', key(Plan.ENTERPRISE)],
-      ['admin', key(Plan.FREE, ApiKeyRole.ADMIN)],
+      ['anonymous', anonymous('10.0.0.1')],
+      ['FREE', keyOf(Plan.FREE)],
+      ['PRO', keyOf(Plan.PRO)],
+      ['BUSINESS', keyOf(Plan.BUSINESS)],
+      ['ENTERPRISE', keyOf(Plan.ENTERPRISE)],
+      ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
     ];
     // The instance fills with one admin key's requests; at each level, who is still let in.
     const held: Scope[] = [];
     const admittedAt = async (inFlight: number) => {
       while (held.length < inFlight) {
         const scope = new Scope();
-        expect((await admitter.admit(key(Plan.ENTERPRISE, ApiKeyRole.ADMIN), 'key:filler', scope)).refusal).toBeUndefined();
+        expect((await admitter.admit(keyOf(Plan.ENTERPRISE, ApiKeyRole.ADMIN), 'key:filler', scope)).refusal).toBeUndefined();
         held.push(scope);
       }
-      const admitted: string[] = [];
-      for (const [name, caller] of callers) {
-        const scope = new Scope();
-        const { refusal } = await admitter.admit(caller, name, scope);
-        scope.end();
-        if (!refusal) admitted.push(name);
-        else expect(refusal).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
-      }
-      return admitted;
+      return admittedNow(admitter, callers, { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
     };
     expect(await admittedAt(INSTANCE_REQUESTS_IN_FLIGHT / 2 - 1)).toEqual(['anonymous', 'FREE', 'PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt(INSTANCE_REQUESTS_IN_FLIGHT / 2)).toEqual(['FREE', 'PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt((INSTANCE_REQUESTS_IN_FLIGHT * 3) / 4)).toEqual(['PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt((INSTANCE_REQUESTS_IN_FLIGHT * 9) / 10)).toEqual(['ENTERPRISE', 'admin']);
-    expect(refusals).toEqual(Array(1 + 2 + 4).fill('shed'));
+    expect(observed.refusals).toEqual(Array(1 + 2 + 4).fill('shed'));
     for (const scope of held) scope.end();
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
