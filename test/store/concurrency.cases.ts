@@ -19,11 +19,15 @@ it('never oversells: 50 concurrent orders of 1 against a stock of 10', async () 
   const results = await Promise.all(Array.from({ length: 50 }, (_, i) => placeOrder(t, keys[i % keys.length], petId, 1)));
   const placed = results.filter((result) => result.data?.placeOrder);
   const refused = results.flatMap(codes);
+  // On a busy machine a few may be refused before any statement runs, for their key's share of
+  // the pool (RATE_LIMITED, which takes nothing); every other one met the stock.
+  const early = refused.filter((code) => code === 'RATE_LIMITED').length;
   expect(placed).toHaveLength(10);
-  expect(refused).toEqual(Array(40).fill('INSUFFICIENT_STOCK'));
+  expect(refused).toHaveLength(40);
+  expect(refused.filter((code) => code !== 'RATE_LIMITED')).toEqual(Array(40 - early).fill('INSUFFICIENT_STOCK'));
   expect(await ordersFor(t, petId)).toBe(10);
   expect(await stockOf(t, petId)).toEqual({ quantity: 0, status: 'PENDING' });
-  printFigure(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length} INSUFFICIENT_STOCK, stock left ${(await stockOf(t, petId)).quantity}`);
+  printFigure(`50 concurrent placeOrder on stock 10: ${placed.length} placed, ${refused.length - early} INSUFFICIENT_STOCK, ${early} refused for the pool, stock left ${(await stockOf(t, petId)).quantity}`);
 });
 
 describe('idempotency keys', () => {
