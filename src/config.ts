@@ -15,6 +15,8 @@ export interface Config {
   pgliteDataDir: string;
   /** Connections in each instance's PostgreSQL pool (the embedded database always takes one). */
   databasePoolSize: number;
+  /** Percent of each pool's connections kept for paying plans and admin keys: FREE keys and anonymous clients never hold them (DATABASE_RESERVE_PERCENT). */
+  databaseReservePercent: number;
   /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), so nothing lives in a pooled session. */
   databasePoolMode: DatabasePoolMode;
   /** Straight to PostgreSQL, for what needs a session (LISTEN, the migrations' lock); required in transaction mode. */
@@ -111,6 +113,7 @@ export const ENVIRONMENT_VARIABLES = [
   'DATABASE_URL',
   'PGLITE_DATA_DIR',
   'DATABASE_POOL_SIZE',
+  'DATABASE_RESERVE_PERCENT',
   'DATABASE_POOL_MODE',
   'DATABASE_DIRECT_URL',
   'DATABASE_READ_URLS',
@@ -435,6 +438,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     pgliteDataDir: present(env, 'PGLITE_DATA_DIR') ?? '.data/pglite',
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1_000),
+    databaseReservePercent: integer(env, 'DATABASE_RESERVE_PERCENT', 20, 0, 90),
     ...poolMode(env, databaseUrl),
     databaseReadUrls: readUrls(env, databaseUrl),
     databaseReadMaxLagMs: integer(env, 'DATABASE_READ_MAX_LAG_MS', 1_000, 10, 3_600_000),

@@ -98,6 +98,14 @@ export function databaseBusy(message: string, retryAfterSeconds: number): Reques
   return new RequestRefusal('RATE_LIMITED', message, {}, Math.max(1, retryAfterSeconds));
 }
 
+/** A class's bound on the pool's connections it holds together, as the pool reports it (common/fair-turns.ts). */
+export interface ClassBound {
+  /** The unpaid class (FREE keys and anonymous clients), or the anonymous class alone. */
+  tier: 'unpaid' | 'anonymous';
+  limit: number;
+  because: 'reserve' | 'paying waits' | 'others wait';
+}
+
 /** What a request's statements could expect of the database pool when it was refused (db/statement-budget.ts). */
 export interface PoolOutlook {
   /** Milliseconds until its next statement would start. */
@@ -109,8 +117,15 @@ export interface PoolOutlook {
   capacity: number;
   /** Other clients holding or waiting for connections. */
   others: number;
-  /** Set when the anonymous class's share bounded it: the connections the class may hold. */
-  anonymousLimit?: number;
+  /** Set when its class's bound, not its weight alone, bounded its share. */
+  classBound?: ClassBound;
+}
+
+/** Who a class bound holds, and how many connections it leaves them, for a refusal's message. */
+function classLimit(bound: ClassBound, capacity: number): string {
+  if (bound.tier === 'anonymous') return `Anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections while keyed clients wait`;
+  const when = bound.because === 'paying waits' ? 'while a paying client waits' : 'at any time, the rest being kept for paying plans';
+  return `FREE keys and anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections ${when}`;
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -123,10 +138,10 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 export function overDatabaseShare(outlook: PoolOutlook): RequestRefusal {
   const retry = seconds(outlook.waitMs);
   const wait = `its ${outlook.ahead} statements waiting would take about ${Math.round(outlook.waitMs)} ms to start`;
-  const message =
-    outlook.anonymousLimit !== undefined
-      ? `Anonymous clients together hold at most ${outlook.anonymousLimit} of the database's ${outlook.capacity} connections while keyed clients wait; at this address's share ${wait}; retry in ${retry} s`
-      : `At this client's share of the database (${outlook.share.toFixed(2)} of ${outlook.capacity} connections, with ${outlook.others} other clients waiting), ${wait}; send fewer requests at once, retry in ${retry} s`;
+  const share = `(${outlook.share.toFixed(2)} of ${outlook.capacity} connections, with ${outlook.others} other clients waiting)`;
+  const message = outlook.classBound
+    ? `${classLimit(outlook.classBound, outlook.capacity)}; at this client's share of them ${share}, ${wait}; retry in ${retry} s`
+    : `At this client's share of the database ${share}, ${wait}; send fewer requests at once, retry in ${retry} s`;
   return new RequestRefusal('RATE_LIMITED', message, {}, retry);
 }
 
@@ -138,12 +153,17 @@ export function ownStatementsHeld(waitMs: number, max: number): RequestRefusal {
 /**
  * The instance's database pool is too busy for every client of this one's priority: its first
  * statement, with none of its own ahead, would not start soon, or its wait ran out while others'
- * statements were served (503, docs/contract.md §5).
+ * statements were served (503, docs/contract.md §5). `classBound`: its class held all the
+ * connections it may, which is then the cause named.
  */
-export function databaseSaturated(waitMs: number, waited: boolean): RequestRefusal {
+export function databaseSaturated(waitMs: number, waited: boolean, capacity?: number, classBound?: ClassBound): RequestRefusal {
   const retry = seconds(waitMs);
   const what = waited ? `waited ${waitMs} ms for a connection` : `would wait about ${Math.round(waitMs)} ms for a connection`;
-  return new RequestRefusal('SERVICE_UNAVAILABLE', `This instance's database connections are all busy with clients of this priority or higher: a statement ${what}; retry in ${retry} s`, {}, retry);
+  const busy =
+    classBound && capacity !== undefined
+      ? `${classLimit(classBound, capacity)}, and all of those are busy`
+      : `This instance's database connections are all busy with clients of this priority or higher`;
+  return new RequestRefusal('SERVICE_UNAVAILABLE', `${busy}: a statement ${what}; retry in ${retry} s`, {}, retry);
 }
 
 /** The database cannot be reached; it recovers by itself. */

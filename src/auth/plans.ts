@@ -1,4 +1,5 @@
 import { registerEnumType } from 'type-graphql';
+import type { Tier } from '../common/fair-turns';
 import type { QuotedCaller } from '../limits/identity';
 import type { Admission } from '../limits/in-flight';
 import type { Quota } from '../limits/quota';
@@ -136,22 +137,35 @@ export function quotaOfCaller(caller: QuotedCaller): Quota {
  */
 export const ANONYMOUS_DATABASE = { weight: 1, startWithinMs: 500, poolShare: 0.25 } as const;
 
+/**
+ * The unpaid class (FREE keys and anonymous clients) in the database pool: it never holds the
+ * reserve kept for paying plans and admin keys (DATABASE_RESERVE_PERCENT of the pool), and while a
+ * paying client's statement waits it holds at most half the pool, so that statement starts once
+ * one of theirs ends (docs/contract.md §5, "Fair share of the database").
+ */
+export const UNPAID_DATABASE = { poolShareWhilePayingWaits: 0.5 } as const;
+
+/** The connections of a pool of `poolSize` kept for paying plans, given DATABASE_RESERVE_PERCENT. */
+export const databaseReserveOf = (poolSize: number, percent: number): number => Math.ceil((poolSize * percent) / 100);
+
 /** How the caller's statements take the database's turns (db/statement-budget.ts). */
 export interface DatabaseClaim {
   /** Statements at once. */
   max: number;
   weight: number;
-  /** Of the anonymous class, held to its share of the pool. */
-  capped: boolean;
+  /** Its class: paying plans and admin keys, FREE keys, or anonymous clients. */
+  tier: Tier;
   /** Refused at once when its statements could not start within this; null: never refused early. */
   startWithinMs: number | null;
 }
 
 /** The caller's claim on the database; an admin key's is ENTERPRISE's, last to be refused. */
 export function databaseClaimOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): DatabaseClaim {
-  if (caller.kind === 'anonymous') return { max: PLAN_LIMITS[Plan.FREE].statementsAtOnce, weight: ANONYMOUS_DATABASE.weight, capped: true, startWithinMs: ANONYMOUS_DATABASE.startWithinMs };
-  const limits = PLAN_LIMITS[caller.key.role === ApiKeyRole.ADMIN ? Plan.ENTERPRISE : caller.key.plan];
-  return { max: limitsOf(caller).statementsAtOnce, weight: limits.databaseWeight, capped: false, startWithinMs: limits.startWithinMs };
+  if (caller.kind === 'anonymous') return { max: PLAN_LIMITS[Plan.FREE].statementsAtOnce, weight: ANONYMOUS_DATABASE.weight, tier: 'anonymous', startWithinMs: ANONYMOUS_DATABASE.startWithinMs };
+  const admin = caller.key.role === ApiKeyRole.ADMIN;
+  const limits = PLAN_LIMITS[admin ? Plan.ENTERPRISE : caller.key.plan];
+  const tier = !admin && caller.key.plan === Plan.FREE ? 'free' : 'paying';
+  return { max: limitsOf(caller).statementsAtOnce, weight: limits.databaseWeight, tier, startWithinMs: limits.startWithinMs };
 }
 
 /**
@@ -181,4 +195,15 @@ const SHED_AT_LOOP_DELAY = { anonymous: 1, [Plan.FREE]: 2, [Plan.PRO]: null, [Pl
 export function shedAtLoopDelayOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' }), baseMs: number): number | null {
   const times = caller.kind === 'anonymous' ? SHED_AT_LOOP_DELAY.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT_LOOP_DELAY[caller.key.plan];
   return times === null ? null : baseMs * times;
+}
+
+/**
+ * Whether the caller's requests sent before the Retry-After it was given are held until then
+ * (limits/retry-after-hold.ts): anonymous clients and FREE keys, the classes a crowd is made of.
+ * Paying plans and admin keys never: a paying client's backlog comes from a busy pool, not from
+ * ignoring refusals, and held one at a time behind one refusal it would be answered about once a
+ * Retry-After, every request after it later than its client waits (docs/performance.md, crowds).
+ */
+export function heldUntilRetryAfterOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): boolean {
+  return caller.kind === 'anonymous' || (caller.key.role !== ApiKeyRole.ADMIN && caller.key.plan === Plan.FREE);
 }

@@ -2,8 +2,15 @@ import { LRUCache } from 'lru-cache';
 import type { AbortWatch } from './scope';
 
 /**
+ * A claimant's class. `paying` takes any turn; `free` and `anonymous` together are the unpaid
+ * class, which never holds the turns reserved for the paying one, and holds less while a paying
+ * claimant waits; `anonymous` alone holds less again while any other claimant waits.
+ */
+export type Tier = 'paying' | 'free' | 'anonymous';
+
+/**
  * Who asks for a turn: a key (an identity), how many turns it may hold at once, its weight in the
- * fair share, and whether it belongs to the class held to a share while others wait.
+ * fair share, and its class.
  */
 export interface Claimant {
   key: string;
@@ -11,16 +18,29 @@ export interface Claimant {
   max: number;
   /** Its share of the turns against other keys waiting: a key of weight 4 is served 4 turns to 1's one. */
   weight: number;
-  /** Of the capped class: together they hold at most `cappedShare` of the turns while anyone else waits. */
-  capped: boolean;
+  tier: Tier;
 }
 
-/** Turns are handed out fairly: `capacity` at once in all, the class share, and a clock. */
+/** Turns are handed out fairly: `capacity` at once in all, the classes' bounds, and a clock. */
 export interface FairTurnsOptions {
-  /** The capped class's share of `capacity` while others wait (at least one turn). */
-  cappedShare: number;
+  /** Turns the unpaid class never holds, kept for the paying one (the unpaid class keeps at least one turn). */
+  reserve?: number;
+  /** The unpaid class's share of `capacity` while a paying claimant waits (at least one turn). */
+  unpaidShare?: number;
+  /** The anonymous class's share of `capacity` while a claimant of another class waits (at least one turn). */
+  anonymousShare: number;
   /** Milliseconds on a monotonic clock. */
   now?: () => number;
+}
+
+/** A class's bound on the turns it holds together, in force for a claimant now. */
+export interface ClassBound {
+  /** Whose: the unpaid class (FREE and anonymous), or the anonymous class alone. */
+  tier: 'unpaid' | 'anonymous';
+  /** Turns the class may hold now. */
+  limit: number;
+  /** Why it holds no more: the reserve, a paying claimant waiting, or any other claimant waiting. */
+  because: 'reserve' | 'paying waits' | 'others wait';
 }
 
 /**
@@ -33,6 +53,8 @@ export class TurnWaitTimeout extends Error {
     readonly timeoutMs: number,
     readonly turnedOver: boolean,
     readonly ownRan: boolean,
+    /** Set when its class held all it may when the wait ran out: the cause, rather than a full pool. */
+    readonly classBound?: ClassBound,
   ) {
     super(`waited ${timeoutMs} ms for a turn`);
     this.name = 'TurnWaitTimeout';
@@ -51,16 +73,21 @@ export interface Outlook {
   share: number;
   /** Other keys holding or waiting for turns: 0 when it is alone. */
   others: number;
-  /** True when its class share, not only its weight, bounds it. */
-  classCapped: boolean;
-  /** Turns in all, and the class share's bound in turns. */
+  /** Set when its class's bound, not only its weight, bounds its share. */
+  classBound?: ClassBound;
+  /** Turns in all. */
   capacity: number;
-  cappedLimit: number;
 }
 
 interface Waiter {
   grant: () => void;
   seq: number;
+}
+
+/** Whether a paying key, and whether any key but an anonymous one, waits and could start. */
+interface Waiters {
+  paying: boolean;
+  notAnonymous: boolean;
 }
 
 /** One key's turns held and waiting, its place in the fair order and how long its turns last. */
@@ -88,10 +115,15 @@ const REMEMBERED_KEYS = 10_000;
 /**
  * Turns of a shared resource (the database pool's connections) handed out by weighted fair
  * queuing across keys, not first come first served: a key with turns waiting is served in
- * proportion to its weight against the other keys waiting, up to its own `max` at once, and the
- * capped class (anonymous clients) holds at most its share while anyone else waits. A freed turn
- * goes straight to the next waiter in that order; within one key, in order of arrival. Work
- * conserving: a turn is never left free while a waiter may take it.
+ * proportion to its weight against the other keys waiting, up to its own `max` at once. Classes
+ * bound that, Stripe's way of keeping capacity for critical traffic: the unpaid class (FREE keys
+ * and anonymous clients) never holds the `reserve`, so a paying claimant finds a turn free at
+ * once unless paying claimants hold the reserve already; while a paying claimant waits, the
+ * unpaid class holds at most its `unpaidShare`, so the paying one waits at most for one turn to
+ * end; and the anonymous class holds at most its `anonymousShare` while anyone else waits, so that
+ * it cannot push FREE keys out. A freed turn goes straight to the next waiter in that order;
+ * within one key, in order of arrival. Within those bounds work conserving: a turn is never left
+ * free while a waiter may take it; the reserve alone may stay free.
  *
  * The order is start-time fair queuing: each key's next turn starts, in virtual time, where its
  * last one finished or at the current virtual time if later, and a turn lasts 1/weight. A key
@@ -101,7 +133,9 @@ export class FairTurns {
   private readonly flows = new Map<string, Flow>();
   private readonly now: () => number;
   private taken = 0;
-  private cappedHeld = 0;
+  /** Turns held by the unpaid class, and by its anonymous part. */
+  private unpaidHeld = 0;
+  private anonymousHeld = 0;
   private virtualTime = 0;
   private seq = 0;
   /** Turns given back so far: a waiter that sees this move knows turns are moving. */
@@ -112,14 +146,20 @@ export class FairTurns {
   /** The hold times of keys holding nothing now, for when they come back. */
   private readonly recentHolds = new LRUCache<string, number>({ max: REMEMBERED_KEYS });
 
-  readonly cappedLimit: number;
+  /** The unpaid class's bound at all times (capacity − reserve), and while a paying claimant waits. */
+  readonly unpaidLimit: number;
+  readonly unpaidLimitWhilePayingWaits: number;
+  /** The anonymous class's bound while a claimant of another class waits. */
+  readonly anonymousLimit: number;
 
   constructor(
     readonly capacity: number,
-    options: FairTurnsOptions,
+    { reserve = 0, unpaidShare = 1, anonymousShare, now }: FairTurnsOptions,
   ) {
-    this.now = options.now ?? (() => performance.now());
-    this.cappedLimit = Math.max(1, Math.floor(capacity * options.cappedShare));
+    this.now = now ?? (() => performance.now());
+    this.unpaidLimit = Math.max(1, capacity - reserve);
+    this.unpaidLimitWhilePayingWaits = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * unpaidShare)));
+    this.anonymousLimit = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * anonymousShare)));
   }
 
   /** Turns held now, over every key. */
@@ -166,7 +206,7 @@ export class FairTurns {
         if (at >= 0) flow.waiting.splice(at, 1);
         settle();
         this.dropIfIdle(flow);
-        // Leaving may let the capped class in again.
+        // Leaving may let a bounded class in again.
         this.dispatch();
       };
       const waiter: Waiter = {
@@ -190,8 +230,9 @@ export class FairTurns {
           return;
         }
         const ownRan = flow.held > 0 || flow.grants !== grantsBefore;
+        const classBound = this.classHolding(flow.claimant, this.lazyWaiters());
         leave();
-        reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownRan));
+        reject(new TurnWaitTimeout(timeoutMs, this.returned !== returnedBefore, ownRan, classBound));
       };
       let timer = Number.isFinite(timeoutMs) ? setTimeout(expire, timeoutMs) : undefined;
       const stopListening = client?.onAbort(onAbort);
@@ -211,26 +252,29 @@ export class FairTurns {
     const ahead = flow?.waiting.length ?? 0;
     let others = 0;
     let weights = claimant.weight;
-    let cappedWeights = claimant.capped ? claimant.weight : 0;
-    let uncappedWaiting = false;
+    const classWeights = { unpaid: 0, anonymous: 0 };
     for (const other of this.flows.values()) {
       if (other.claimant.key === claimant.key) continue;
       others += 1;
       weights += other.claimant.weight;
-      if (other.claimant.capped) cappedWeights += other.claimant.weight;
-      else if (other.waiting.length > 0) uncappedWaiting = true;
+      if (other.claimant.tier !== 'paying') classWeights.unpaid += other.claimant.weight;
+      if (other.claimant.tier === 'anonymous') classWeights.anonymous += other.claimant.weight;
     }
-    const basis = { ahead, others, capacity: this.capacity, cappedLimit: this.cappedLimit };
+    const basis = { ahead, others, capacity: this.capacity };
     if (ahead === 0 && this.mayStart(flow ?? { claimant, held: 0, waiting: [], finish: 0, grants: 0 })) {
-      return { ...basis, waitMs: 0, ownWaitMs: 0, share: claimant.max, classCapped: false };
+      return { ...basis, waitMs: 0, ownWaitMs: 0, share: claimant.max };
     }
     let share = Math.min(claimant.max, (this.capacity * claimant.weight) / weights);
-    const classCapped = claimant.capped && uncappedWaiting && (this.cappedLimit * claimant.weight) / cappedWeights < share;
-    if (classCapped) share = (this.cappedLimit * claimant.weight) / cappedWeights;
+    // Its class's bounds in force, shared by the class's keys in proportion to their weights.
+    let classBound: ClassBound | undefined;
+    for (const bound of this.classBounds(claimant.tier, this.lazyWaiters())) {
+      const classShare = (bound.limit * claimant.weight) / (classWeights[bound.tier] + claimant.weight);
+      if (classShare < share) [share, classBound] = [classShare, bound];
+    }
     const holdMs = flow?.holdMs ?? this.recentHolds.get(claimant.key) ?? (this.measured >= SETTLED_AFTER ? this.holdMs! : 0);
     const turnoverMs = (this.holdMs ?? 0) / this.capacity;
     const ownWaitMs = (ahead * holdMs) / share;
-    return { ...basis, waitMs: turnoverMs + ownWaitMs, ownWaitMs, share, classCapped };
+    return { ...basis, waitMs: turnoverMs + ownWaitMs, ownWaitMs, share, classBound };
   }
 
   private flowOf(claimant: Claimant): Flow {
@@ -243,19 +287,44 @@ export class FairTurns {
     return flow;
   }
 
-  /** A turn is free, the key is under its own bound, and its class under its share or nobody else waits. */
-  private mayStart(flow: Flow, uncappedWaits = () => this.uncappedMayStart()): boolean {
+  /** A turn is free, the key is under its own bound, and its class under every bound in force. */
+  private mayStart(flow: Flow, waiters = this.lazyWaiters()): boolean {
     if (this.taken >= this.capacity || flow.held >= flow.claimant.max) return false;
-    if (!flow.claimant.capped || this.cappedHeld < this.cappedLimit) return true;
-    return !uncappedWaits();
+    return this.classHolding(flow.claimant, waiters) === undefined;
   }
 
-  /** Someone outside the capped class waits and could start if a turn were free. */
-  private uncappedMayStart(): boolean {
+  /** The bound of the claimant's class that its class holds all of now, if any. */
+  private classHolding(claimant: Claimant, waiters: () => Waiters): ClassBound | undefined {
+    return this.classBounds(claimant.tier, waiters).find((bound) => (bound.tier === 'unpaid' ? this.unpaidHeld : this.anonymousHeld) >= bound.limit);
+  }
+
+  /** The bounds on the class of `tier` in force now: none on the paying class. */
+  private classBounds(tier: Tier, waiters: () => Waiters): ClassBound[] {
+    if (tier === 'paying') return [];
+    const bounds: ClassBound[] = [
+      waiters().paying
+        ? { tier: 'unpaid', limit: this.unpaidLimitWhilePayingWaits, because: 'paying waits' }
+        : { tier: 'unpaid', limit: this.unpaidLimit, because: 'reserve' },
+    ];
+    if (tier === 'anonymous' && waiters().notAnonymous) bounds.push({ tier: 'anonymous', limit: this.anonymousLimit, because: 'others wait' });
+    return bounds;
+  }
+
+  /** waitersNow, looked up at most once, and only if a class bound asks. */
+  private lazyWaiters(): () => Waiters {
+    let waiters: Waiters | undefined;
+    return () => (waiters ??= this.waitersNow());
+  }
+
+  /** Which classes have a key waiting that could start were a turn free (under its own bound). */
+  private waitersNow(): Waiters {
+    const waiters = { paying: false, notAnonymous: false };
     for (const flow of this.flows.values()) {
-      if (!flow.claimant.capped && flow.waiting.length > 0 && flow.held < flow.claimant.max) return true;
+      if (flow.waiting.length === 0 || flow.held >= flow.claimant.max) continue;
+      if (flow.claimant.tier === 'paying') waiters.paying = true;
+      if (flow.claimant.tier !== 'anonymous') waiters.notAnonymous = true;
     }
-    return false;
+    return waiters;
   }
 
   private grant(flow: Flow): () => void {
@@ -265,7 +334,7 @@ export class FairTurns {
     flow.held += 1;
     flow.grants += 1;
     this.taken += 1;
-    if (flow.claimant.capped) this.cappedHeld += 1;
+    this.count(flow.claimant.tier, 1);
     const grantedAt = this.now();
     let returned = false;
     return () => {
@@ -277,11 +346,16 @@ export class FairTurns {
       this.measured += 1;
       flow.held -= 1;
       this.taken -= 1;
-      if (flow.claimant.capped) this.cappedHeld -= 1;
+      this.count(flow.claimant.tier, -1);
       this.returned += 1;
       this.dispatch();
       this.dropIfIdle(flow);
     };
+  }
+
+  private count(tier: Tier, turns: number): void {
+    if (tier !== 'paying') this.unpaidHeld += turns;
+    if (tier === 'anonymous') this.anonymousHeld += turns;
   }
 
   /**
@@ -294,10 +368,9 @@ export class FairTurns {
       let next: Flow | undefined;
       let nextStart = Infinity;
       // Looked up once a turn, not once a key.
-      let uncapped: boolean | undefined;
-      const uncappedWaits = () => (uncapped ??= this.uncappedMayStart());
+      const waiters = this.lazyWaiters();
       for (const flow of this.flows.values()) {
-        if (flow.waiting.length === 0 || !this.mayStart(flow, uncappedWaits)) continue;
+        if (flow.waiting.length === 0 || !this.mayStart(flow, waiters)) continue;
         const start = Math.max(this.virtualTime, flow.finish);
         if (start < nextStart || (start === nextStart && earlier(flow, next!))) {
           next = flow;

@@ -1,7 +1,7 @@
 import type { AbortWatch, Scope } from '../common/scope';
 import type { Trace } from '../common/trace';
 import { ApiError, type RequestRefusal } from '../errors';
-import { type Outlook, type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
+import { type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
 import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld } from '../refusals';
 import type { Budget } from '../sql/statements';
 import type { DatabaseTime } from './database-time';
@@ -89,7 +89,7 @@ export class StatementBudget implements Budget {
       const outlook = turns.outlook(claimant);
       // Only its own statements ahead refuse it at once: a pool merely slow for everyone is
       // judged by the wait itself (below), not by an estimate of it.
-      if (outlook.others > 0 && outlook.ahead > 0 && outlook.waitMs > startWithinMs) throw this.refuse(notStartingSoon(outlook));
+      if (outlook.others > 0 && outlook.ahead > 0 && outlook.waitMs > startWithinMs) throw this.refuse(overDatabaseShare(outlook));
       // Nor does it wait longer than it was expected to: the estimate may be wrong.
       bounded = outlook.others > 0 && startWithinMs < timeoutMs;
     }
@@ -106,7 +106,7 @@ export class StatementBudget implements Budget {
       // timeout: the database is not answering (503, as for the statements ahead).
       if (error.ownRan && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
       if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
-      throw this.refuse(databaseSaturated(error.timeoutMs, true));
+      throw this.refuse(databaseSaturated(error.timeoutMs, true, turns.capacity, error.classBound));
     }
   }
 
@@ -129,10 +129,6 @@ export class StatementBudget implements Budget {
   }
 }
 
-/** Why a request's statements would not start soon: its own statements waiting, at its share of the pool (429). */
-function notStartingSoon(outlook: Outlook): RequestRefusal {
-  return overDatabaseShare({ ...outlook, anonymousLimit: outlook.classCapped ? outlook.cappedLimit : undefined });
-}
 
 /**
  * The end of a request's waits for a turn: its refusal, or its client's going. Made of plain

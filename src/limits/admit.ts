@@ -57,8 +57,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
    * are shed (null: never); absent, none are shed for it.
    */
   loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
-  /** Requests sent before the Retry-After their identity was given wait until then (retry-after-hold.ts). */
-  holdUntilRetryAfter?: boolean;
+  /** Whether the caller's requests sent before the Retry-After it was given wait until then (retry-after-hold.ts); absent, none do. */
+  holdUntilRetryAfter?: (caller: C) => boolean;
   banPauseMs?: number;
   /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
   limiting?: boolean;
@@ -77,8 +77,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * CROWDING_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
  * Retry-After 1, counting nothing.
  * First of all, a request sent before the Retry-After its identity was last given (`told`), by a
- * client with CROWDING_REQUESTS others on the instance, waits it out, holding nothing, and such
- * requests go on one at a time (retry-after-hold.ts).
+ * client of a held class with CROWDING_REQUESTS others on the instance, waits it out, holding
+ * nothing, and such requests go on one at a time (retry-after-hold.ts).
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -100,7 +100,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
-    const held = this.options.holdUntilRetryAfter && this.crowding(identity) ? this.hold.enter(identity, scope) : undefined;
+    const held = this.options.holdUntilRetryAfter?.(caller) && this.crowding(identity) ? this.hold.enter(identity, scope) : undefined;
     if (held) {
       this.options.metrics.observeHeld();
       if (!(await held)) return {};

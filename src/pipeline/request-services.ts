@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/caller';
-import { ANONYMOUS_DATABASE, databaseClaimOf, databaseTimeOfCaller } from '../auth/plans';
+import { ANONYMOUS_DATABASE, databaseClaimOf, databaseReserveOf, databaseTimeOfCaller, UNPAID_DATABASE } from '../auth/plans';
 import { FairTurns } from '../common/fair-turns';
 import type { Scope } from '../common/scope';
 import type { Config } from '../config';
@@ -24,20 +24,24 @@ export type RequestServices = (caller: Caller, identity: string, requestId: stri
  */
 export function requestServicesOver(
   services: Services,
-  config: Pick<Config, 'databaseStatementTimeoutMs'>,
+  config: Pick<Config, 'databaseStatementTimeoutMs' | 'databaseReservePercent'>,
   logger: Logger,
   /** Connections in the pool: the turns handed out. */
   poolSize: number,
   readYourWrites?: ReadYourWritesParts,
 ): { requestServices: RequestServices; databaseTime: DatabaseTime; poolTurns: FairTurns } {
-  const poolTurns = new FairTurns(poolSize, { cappedShare: ANONYMOUS_DATABASE.poolShare });
+  const poolTurns = new FairTurns(poolSize, {
+    reserve: databaseReserveOf(poolSize, config.databaseReservePercent),
+    unpaidShare: UNPAID_DATABASE.poolShareWhilePayingWaits,
+    anonymousShare: ANONYMOUS_DATABASE.poolShare,
+  });
   const databaseTime = new DatabaseTime();
   const refusals = new FloodLog(logger);
   const requestServices: RequestServices = (caller, identity, requestId, scope, readAfter) => {
-    const { max, weight, capped, startWithinMs } = databaseClaimOf(caller);
+    const { max, weight, tier, startWithinMs } = databaseClaimOf(caller);
     const budget = new StatementBudget({
       turns: poolTurns,
-      claimant: { key: identity, max, weight, capped },
+      claimant: { key: identity, max, weight, tier },
       startWithinMs: startWithinMs ?? undefined,
       waitMs: config.databaseStatementTimeoutMs,
       time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },

@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { DatabaseTime } from '../../src/db/database-time';
-import { type Claimant, FairTurns, TurnWaitTimeout } from '../../src/common/fair-turns';
+import { type Claimant, FairTurns, type Tier, TurnWaitTimeout } from '../../src/common/fair-turns';
 import { Scope, watchSignal } from '../../src/common/scope';
 import { StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
@@ -12,8 +12,8 @@ import { countStatements, withClientQuery } from '../helpers/statements';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-const claimant = (key: string, weight = 1, max = 1, capped = false): Claimant => ({ key, max, weight, capped });
-const turnsOf = (capacity: number, cappedShare = 0.25, now?: () => number) => new FairTurns(capacity, { cappedShare, now });
+const claimant = (key: string, weight = 1, max = 1, tier: Tier = 'paying'): Claimant => ({ key, max, weight, tier });
+const turnsOf = (capacity: number, anonymousShare = 0.25, now?: () => number) => new FairTurns(capacity, { anonymousShare, now });
 
 /** `count` waits of `who`, each noting its key in `order` when it gets its turn; their frees in order. */
 function queue(turns: FairTurns, who: Claimant, count: number, order: string[]): Promise<() => void>[] {
@@ -74,9 +74,9 @@ describe('FairTurns', () => {
   it('holds the capped class to its share while others wait, and lets it take every turn while nobody else does', async () => {
     // 8 turns, a quarter for the capped class: 2.
     const turns = turnsOf(8, 0.25);
-    expect(turns.cappedLimit).toBe(2);
+    expect(turns.anonymousLimit).toBe(2);
     const order: string[] = [];
-    const anonymous = Array.from({ length: 8 }, (_, i) => claimant(`ip:${i}`, 1, 1, true));
+    const anonymous = Array.from({ length: 8 }, (_, i) => claimant(`ip:${i}`, 1, 1, 'anonymous'));
     const held = await Promise.all(anonymous.map((who) => turns.take(who)));
     expect(turns.held).toBe(8); // nobody else waits: the class may take all
     const later = anonymous.flatMap((who) => queue(turns, who, 1, order));
@@ -95,6 +95,78 @@ describe('FairTurns', () => {
     expect(order.filter((key) => key.startsWith('ip:'))).toHaveLength(8);
     for (const free of later) (await free)();
     expect(turns.held).toBe(0);
+  });
+
+  describe('the reserve for paying claimants', () => {
+    // The default pool: 10 connections, 2 kept for paying claimants, the unpaid class held to 5
+    // while a paying one waits, anonymous clients to 2 while anyone else waits.
+    const pool = () => new FairTurns(10, { reserve: 2, unpaidShare: 0.5, anonymousShare: 0.25 });
+    const free = (i: number) => claimant(`key:free${i}`, 2, 1, 'free');
+    const anonymous = (i: number) => claimant(`ip:${i}`, 1, 1, 'anonymous');
+    const heldOf = (turns: FairTurns, prefix: string, count: number) => Array.from({ length: count }, (_, i) => turns.heldBy(`${prefix}${i}`)).reduce((a, b) => a + b, 0);
+
+    it('never gives the unpaid class the reserve, even with nobody else about, and gives a paying key a reserved turn at once', async () => {
+      const turns = pool();
+      expect([turns.unpaidLimit, turns.unpaidLimitWhilePayingWaits, turns.anonymousLimit]).toEqual([8, 5, 2]);
+      const order: string[] = [];
+      const crowd = Array.from({ length: 12 }, (_, i) => queue(turns, free(i), 1, order)[0]);
+      await tick();
+      expect([turns.held, turns.waiting]).toEqual([8, 4]); // 2 turns free, and kept
+      expect(turns.outlook(free(99))).toMatchObject({ classBound: { tier: 'unpaid', limit: 8, because: 'reserve' } });
+      // A paying key's statements start at once, both of them.
+      const pro = claimant('key:pro', 4, 2);
+      const proTurns = [turns.take(pro), turns.take(pro)];
+      expect(turns.heldBy('key:pro')).toBe(2);
+      // The reserve taken, a paying claimant waits; meanwhile every turn the class gives back is
+      // the paying claimant's until the class is down to 5, where the fair order alone would serve
+      // the FREE keys that have waited longer.
+      const waiting = queue(turns, claimant('key:enterprise', 16, 8), 4, order);
+      for (const turn of crowd.slice(0, 3)) {
+        (await turn)();
+        await tick();
+      }
+      expect(order.slice(8)).toEqual(['key:enterprise', 'key:enterprise', 'key:enterprise']);
+      expect(heldOf(turns, 'key:free', 12)).toBe(5);
+      // No paying claimant left: the class takes its 8 again, and the reserve stays free though a FREE key waits.
+      for (const turn of [...proTurns, ...waiting]) (await turn)();
+      await tick();
+      expect([heldOf(turns, 'key:free', 12), turns.held, turns.waiting]).toEqual([8, 8, 1]);
+      for (const turn of crowd.slice(3)) (await turn)();
+      expect(turns.held).toBe(0);
+    });
+
+    it('keeps FREE keys from being pushed out by anonymous clients, who keep their own smaller bound', async () => {
+      const turns = pool();
+      const order: string[] = [];
+      const addresses = Array.from({ length: 12 }, (_, i) => queue(turns, anonymous(i), 1, order)[0]);
+      await tick();
+      expect(turns.held).toBe(8);
+      const keys = Array.from({ length: 6 }, (_, i) => queue(turns, free(i), 1, order)[0]);
+      expect(turns.outlook(anonymous(99))).toMatchObject({ classBound: { tier: 'anonymous', limit: 2, because: 'others wait' } });
+      // Every turn the addresses give back goes to a FREE key while the addresses hold 2 or more.
+      for (const turn of addresses.slice(0, 6)) (await turn)();
+      await tick();
+      expect([heldOf(turns, 'key:free', 6), heldOf(turns, 'ip:', 12)]).toEqual([6, 2]);
+      for (const turn of [...addresses.slice(6), ...keys]) (await turn)();
+      expect(turns.held).toBe(0);
+    });
+
+    it('says, when a wait of the unpaid class runs out, that its bound was the cause', async () => {
+      const turns = pool();
+      const held = await Promise.all(Array.from({ length: 8 }, (_, i) => turns.take(free(i))));
+      const stuck = await turns.take(free(8), 20).catch((error: unknown) => error);
+      expect(stuck).toMatchObject({ turnedOver: false, classBound: { tier: 'unpaid', limit: 8, because: 'reserve' } });
+      const refused = await new StatementBudget({ turns, claimant: free(9), startWithinMs: 20, waitMs: 60_000 }).acquire().catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+      expect((refused as Error).message).toMatch(/^FREE keys and anonymous clients together hold at most 8 of the database's 10 connections at any time, the rest being kept for paying plans, and all of those are busy: a statement waited 20 ms/);
+      for (const turn of held) turn();
+    });
+
+    it('leaves the unpaid class one turn of a pool of one (the embedded database)', async () => {
+      const turns = new FairTurns(1, { reserve: 1, unpaidShare: 0.5, anonymousShare: 0.25 });
+      (await turns.take(free(0)))();
+      expect(turns.held).toBe(0);
+    });
   });
 
   it('gives up waiting after the timeout, saying whether turns moved and whether the key’s own ran meanwhile', async () => {
@@ -128,10 +200,10 @@ describe('FairTurns', () => {
   it('expects a key’s wait from its own statements ahead, their hold time and its weighted share, after one turnover', async () => {
     let now = 0;
     const turns = turnsOf(4, 0.25, () => now);
-    const anonymous = claimant('ip:1', 1, 1, true);
+    const anonymous = claimant('ip:1', 1, 1, 'anonymous');
     expect(turns.outlook(anonymous)).toMatchObject({ waitMs: 0, others: 0 });
     // Four keys of weights 1, 1, 2 and 4 each hold a turn for 100 ms, and queue three more each.
-    const who = [anonymous, claimant('ip:2', 1, 1, true), claimant('free', 2), claimant('pro', 4)];
+    const who = [anonymous, claimant('ip:2', 1, 1, 'anonymous'), claimant('free', 2), claimant('pro', 4)];
     const firsts = await Promise.all(who.map((c) => turns.take(c)));
     now += 100;
     for (const free of firsts) free(); // hold times measured: 100 ms
@@ -140,10 +212,10 @@ describe('FairTurns', () => {
     // ip:1 has 3 ahead; its weight is 1 of 8: half a connection, but the class may hold only 1
     // (a quarter of 4) while keys wait, shared by two addresses: 0.5 either way.
     const outlook = turns.outlook(anonymous);
-    expect(outlook).toMatchObject({ ahead: 3, others: 3, share: 0.5, capacity: 4, cappedLimit: 1 });
+    expect(outlook).toMatchObject({ ahead: 3, others: 3, share: 0.5, capacity: 4 });
     expect(outlook.waitMs).toBeCloseTo(100 / 4 + (3 * 100) / 0.5);
     // pro: 4 of 8 is 2 connections, beyond its own bound of 1.
-    expect(turns.outlook(who[3])).toMatchObject({ share: 1, classCapped: false });
+    expect(turns.outlook(who[3])).toMatchObject({ share: 1, classBound: undefined });
     expect(turns.outlook(who[3]).waitMs).toBeCloseTo(25 + 300);
     for (const free of held) free();
     for (const free of waits.flat()) (await free)();
@@ -230,11 +302,11 @@ describe('StatementBudget', () => {
   it('refuses at once, 429 naming its share, a request whose own statements waiting would not start within its bound', async () => {
     let now = 0;
     const turns = turnsOf(2, 0.25, () => now);
-    const address = claimant('ip:1', 1, 1, true);
+    const address = claimant('ip:1', 1, 1, 'anonymous');
     const measured = await turns.take(address);
     now += 200;
     measured(); // statements of 200 ms
-    const other = claimant('ip:2', 1, 1, true);
+    const other = claimant('ip:2', 1, 1, 'anonymous');
     const key = claimant('key:free', 1, 2);
     const held = [await turns.take(address), await turns.take(other)];
     const queued = [turns.take(address), turns.take(key)];
@@ -243,7 +315,7 @@ describe('StatementBudget', () => {
     const budget = new StatementBudget(allowance(turns, address, { startWithinMs: 250 }));
     const refusal = await budget.acquire().catch((error: unknown) => error);
     expect(refusal).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
-    expect((refusal as Error).message).toMatch(/^Anonymous clients together hold at most 1 of the database's 2 connections while keyed clients wait; at this address's share its 1 statements waiting would take about 500 ms to start/);
+    expect((refusal as Error).message).toMatch(/^Anonymous clients together hold at most 1 of the database's 2 connections while keyed clients wait; at this client's share of them \(0\.50 of 2 connections, with 2 other clients waiting\), its 1 statements waiting would take about 500 ms to start/);
     expect(turns.waiting).toBe(2); // it never queued
     // The key, alone in its queue, is not refused: its wait is one turnover.
     const keyed = new StatementBudget(allowance(turns, claimant('key:pro', 4, 2), { startWithinMs: 250 }));
@@ -256,7 +328,7 @@ describe('StatementBudget', () => {
   it('waits no longer than its bound for a request not started: 429 when its own statements held its turns while the pool’s moved, else 503', async () => {
     const turns = turnsOf(1);
     const held = await turns.take(claimant('key:a', 16));
-    const refused = await new StatementBudget(allowance(turns, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 }))
+    const refused = await new StatementBudget(allowance(turns, claimant('ip:1', 1, 1, 'anonymous'), { startWithinMs: 30, waitMs: 60_000 }))
       .acquire()
       .catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
@@ -264,9 +336,9 @@ describe('StatementBudget', () => {
     held();
     // Its own statement holds its one turn while another key's turn comes back: its own backlog.
     const pool = turnsOf(2);
-    const own = await pool.take(claimant('ip:1', 1, 1, true));
+    const own = await pool.take(claimant('ip:1', 1, 1, 'anonymous'));
     const other = await pool.take(claimant('key:b'));
-    const pending = new StatementBudget(allowance(pool, claimant('ip:1', 1, 1, true), { startWithinMs: 30, waitMs: 60_000 })).acquire().catch((error: unknown) => error);
+    const pending = new StatementBudget(allowance(pool, claimant('ip:1', 1, 1, 'anonymous'), { startWithinMs: 30, waitMs: 60_000 })).acquire().catch((error: unknown) => error);
     other();
     expect(await pending).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 1 });
     own();

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { ApiKeyRole } from '../../src/auth/role';
-import { Plan, shedAtLoopDelayOf } from '../../src/auth/plans';
+import { heldUntilRetryAfterOf, Plan, shedAtLoopDelayOf } from '../../src/auth/plans';
 import { Scope } from '../../src/common/scope';
 import { CROWDING_REQUESTS } from '../../src/limits/admit';
 import { createApiKey } from '../helpers/builders';
@@ -74,7 +74,7 @@ describe('a busy event loop', () => {
 describe('a client that ignores Retry-After', () => {
   it('has its requests sent before the Retry-After held while it crowds the instance, then let go one at a time; a steady client and others are not held', async () => {
     const observed: Observed = { refusals: [], held: 0 };
-    const admitter = testAdmitter({ admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }), holdUntilRetryAfter: true }, observed);
+    const admitter = testAdmitter({ admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }), holdUntilRetryAfter: heldUntilRetryAfterOf }, observed);
     // The crowding client keeps CROWDING_REQUESTS running; both it and a steady one were told to come back in a second.
     const running = Array.from({ length: CROWDING_REQUESTS }, () => new Scope());
     for (const scope of running) expect((await admitter.admit(anonymous('10.0.0.1'), 'crowd', scope)).refusal).toBeUndefined();
@@ -104,5 +104,44 @@ describe('a client that ignores Retry-After', () => {
     await early[1];
     expect(answered).toEqual(['crowd 1', 'crowd 2']);
     for (const scope of [...running, second]) scope.end();
+  });
+
+  it('holds anonymous clients and FREE keys, never a paying or admin key, however many of its requests a busy pool keeps on the instance', async () => {
+    const observed: Observed = { refusals: [], held: 0 };
+    const admitter = testAdmitter({ admissionOf: () => ({ max: 32, queue: 64, waitMs: 1_000 }), holdUntilRetryAfter: heldUntilRetryAfterOf }, observed);
+    const callers: [string, Who][] = [
+      ['anonymous', anonymous('10.0.0.1')],
+      ['FREE', keyOf(Plan.FREE)],
+      ['PRO', keyOf(Plan.PRO)],
+      ['BUSINESS', keyOf(Plan.BUSINESS)],
+      ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
+    ];
+    const running: Scope[] = [];
+    for (const [name, caller] of callers) {
+      for (let i = 0; i < CROWDING_REQUESTS; i += 1) {
+        const scope = new Scope();
+        running.push(scope);
+        expect((await admitter.admit(caller, name, scope)).refusal).toBeUndefined();
+      }
+      admitter.told(name, 60);
+    }
+    const settled: string[] = [];
+    const admitted = callers.map(([name, caller]) => {
+      const scope = new Scope();
+      running.push(scope);
+      return admitter.admit(caller, name, scope).then(() => name);
+    });
+    // The paying and admin keys' requests are admitted at once, the others' held for the minute.
+    expect(await Promise.all(admitted.slice(2))).toEqual(['PRO', 'BUSINESS', 'admin']);
+    for (const request of admitted.slice(0, 2)) void request.then((name) => settled.push(name));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(observed.held).toBe(2);
+    expect(settled).toEqual([]);
+    // Their clients go: the held requests leave.
+    for (const scope of running) {
+      scope.abort();
+      scope.end();
+    }
+    expect(await Promise.all(admitted.slice(0, 2))).toEqual(['anonymous', 'FREE']);
   });
 });

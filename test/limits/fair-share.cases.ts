@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { holdPets } from '../helpers/hold';
+import { withPostgres } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -59,11 +60,13 @@ it('serves a PRO key’s request that waits behind a crowd of anonymous addresse
 
   const hold = await holdPets(t);
   const crowd = ADDRESSES.flatMap((address) => Array.from({ length: REQUESTS_PER_ADDRESS }, () => postFrom(t, address, CROWD_QUERY)));
-  // Every connection the crowd may take is taken (stuck behind the lock).
-  const crowdHeld = Math.min(turns.capacity, ADDRESSES.length);
+  // Every connection the crowd may take is taken (stuck behind the lock): all but the reserve.
+  const crowdHeld = Math.min(turns.unpaidLimit, ADDRESSES.length);
   await waitFor(() => turns.held === crowdHeld, 10_000, 'the crowd to hold the pool');
   const victim = postFrom(t, '127.0.0.1', `{ pet(id: "${petId}") { name category { name } } }`, key);
-  await waitFor(() => turns.waitingOf(`key:${keyId}`) === 1, 10_000, 'the key’s statement to wait its turn');
+  // On PostgreSQL it takes a reserved connection at once; on the embedded database's one, it waits.
+  const victimKey = `key:${keyId}`;
+  await waitFor(() => turns.heldBy(victimKey) + turns.waitingOf(victimKey) === 1, 10_000, 'the key’s statement to take or wait its turn');
   await hold.release();
 
   const answer = await victim;
@@ -80,3 +83,32 @@ it('serves a PRO key’s request that waits behind a crowd of anonymous addresse
   expect(answers.some(({ status }) => status === 200)).toBe(true);
   expect(turns.held).toBe(0);
 }, 60_000);
+
+withPostgres('the reserve for paying plans', () => {
+  it('starts a PRO key’s statement at once while FREE keys hold every connection their class may, and answers it while they wait', async () => {
+    const turns = t.app.databaseTurns;
+    expect([turns.capacity, turns.unpaidLimit]).toEqual([10, 8]); // 20% of 10 kept
+    // As many FREE keys as the pool has connections, one statement each: without the reserve they would hold them all.
+    const crowdKeys = await Promise.all(Array.from({ length: turns.capacity }, () => createApiKey(t, { plan: 'FREE' })));
+    const { key: proKey } = await createApiKey(t, { plan: 'PRO' });
+    // Each key's look-up, outside any turn, done once (then cached).
+    for (const { key } of [...crowdKeys, { key: proKey }]) expect((await postFrom(t, '127.0.0.1', '{ __typename }', key)).status).toBe(200);
+
+    const hold = await holdPets(t);
+    const crowd = crowdKeys.map(({ key }) => postFrom(t, '127.0.0.1', '{ pets(first: 1) { nodes { name } } }', key));
+    await waitFor(() => turns.held === turns.unpaidLimit, 10_000, 'the FREE keys to hold their class’s connections');
+    // The PRO key reads what no lock holds: answered while every FREE key's statement still waits on the lock.
+    const answer = await postFrom(t, '127.0.0.1', '{ categories(first: 1) { nodes { name } } }', proKey);
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors).toBeUndefined();
+    expect(crowdKeys.reduce((held, { id }) => held + turns.heldBy(`key:${id}`), 0)).toBe(turns.unpaidLimit);
+
+    await hold.release();
+    // Those past their class's share are served once the lock goes, or refused naming it if their wait ran out first.
+    for (const { status, body } of await Promise.all(crowd)) {
+      expect([200, 503]).toContain(status);
+      if (status === 503) expect(body.errors?.[0].message).toMatch(/^FREE keys and anonymous clients together hold at most 8 of the database's 10 connections/);
+    }
+    expect(turns.held).toBe(0);
+  }, 60_000);
+});
