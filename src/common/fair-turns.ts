@@ -252,19 +252,23 @@ export class FairTurns {
     const ahead = flow?.waiting.length ?? 0;
     let others = 0;
     let weights = claimant.weight;
-    const classWeights = { unpaid: 0, anonymous: 0 };
+    const classWeights = { paying: 0, unpaid: 0, anonymous: 0 };
     for (const other of this.flows.values()) {
       if (other.claimant.key === claimant.key) continue;
       others += 1;
       weights += other.claimant.weight;
-      if (other.claimant.tier !== 'paying') classWeights.unpaid += other.claimant.weight;
+      if (other.claimant.tier === 'paying') classWeights.paying += other.claimant.weight;
+      else classWeights.unpaid += other.claimant.weight;
       if (other.claimant.tier === 'anonymous') classWeights.anonymous += other.claimant.weight;
     }
     const basis = { ahead, others, capacity: this.capacity };
     if (ahead === 0 && this.mayStart(flow ?? { claimant, held: 0, waiting: [], finish: 0, grants: 0 })) {
       return { ...basis, waitMs: 0, ownWaitMs: 0, share: claimant.max };
     }
-    let share = Math.min(claimant.max, (this.capacity * claimant.weight) / weights);
+    let share = (this.capacity * claimant.weight) / weights;
+    // The paying class waiting gets at least what the unpaid class must leave it, shared by weight.
+    if (claimant.tier === 'paying') share = Math.max(share, ((this.capacity - this.unpaidLimitWhilePayingWaits) * claimant.weight) / (classWeights.paying + claimant.weight));
+    share = Math.min(claimant.max, share);
     // Its class's bounds in force, shared by the class's keys in proportion to their weights.
     let classBound: ClassBound | undefined;
     for (const bound of this.classBounds(claimant.tier, this.lazyWaiters())) {

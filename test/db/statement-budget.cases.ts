@@ -121,6 +121,9 @@ describe('FairTurns', () => {
       // the paying claimant's until the class is down to 5, where the fair order alone would serve
       // the FREE keys that have waited longer.
       const waiting = queue(turns, claimant('key:enterprise', 16, 8), 4, order);
+      // Its share is what the class must leave it, 5 of 10 at its weight, not its weight's share of
+      // everyone's (16 of 16 + 4 + 12 × 2: 3.6 connections).
+      expect(turns.outlook(claimant('key:enterprise', 16, 8))).toMatchObject({ ahead: 4, share: 5 * (16 / 20), classBound: undefined });
       for (const turn of crowd.slice(0, 3)) {
         (await turn)();
         await tick();
