@@ -103,10 +103,6 @@ interface Shape {
   objects: ObjectField[];
 }
 
-const NOTHING: Cost = { response: 0, statements: 0 };
-const plus = (a: Cost, b: Cost): Cost => ({ response: a.response + b.response, statements: a.statements + b.statements });
-const total = (cost: Cost) => cost.response + cost.statements;
-
 /**
  * One walk over the operation, with the response data alongside when measuring what it cost.
  * `data` undefined means "before execution": every list holds its connection's `first` items.
@@ -126,17 +122,18 @@ class CostWalk {
     if (!root) return 0;
     // Each mutation runs a transaction of its own, whatever it answers.
     const writes = operation.operation === 'mutation' ? COST.MUTATION * this.fieldsOf(root, this.rootSets).length : 0;
-    return writes + total(this.selection(root, this.rootSets, data, 0));
+    const cost: Cost = { response: 0, statements: 0 };
+    this.selection(root, this.rootSets, data, 0, cost);
+    return writes + cost.response + cost.statements;
   }
 
-  /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */
-  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): Cost {
+  /** Adds the fields of `sets` on `type` to `into`; `items` is the enclosing connection's `first`, for its lists. */
+  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number, into: Cost): void {
     const { leaves, objects } = this.shapeOf(type, sets);
-    let cost: Cost = { response: leaves, statements: 0 };
+    into.response += leaves;
     for (const object of objects) {
-      cost = plus(cost, this.field(object, data === undefined ? undefined : data[object.key], data !== undefined, items));
+      this.field(object, data === undefined ? undefined : data[object.key], data !== undefined, items, into);
     }
-    return cost;
   }
 
   /**
@@ -178,40 +175,46 @@ class CostWalk {
     return shape;
   }
 
-  /** An object, a list of objects inside a connection, or a connection. */
-  private field(object: ObjectField, value: unknown, executed: boolean, items: number): Cost {
+  /** Adds an object, a list of objects inside a connection, or a connection to `into`. */
+  private field(object: ObjectField, value: unknown, executed: boolean, items: number, into: Cost): void {
     const { type, sets } = object;
-    const own = { response: 0, statements: object.own };
-    if (object.kind === 'connection') return plus(own, this.connection(object, value, executed));
+    // A list's items are charged, not the field itself.
+    if (object.kind !== 'list') into.statements += object.own;
+    if (object.kind === 'connection') return this.connection(object, value, executed, into);
     if (object.kind === 'list') {
       // The items of a connection: an edge wraps its node and costs nothing of its own.
       const each = type.name.endsWith('Edge') ? 0 : COST.OBJECT;
-      if (!executed) return this.items(items, each, this.selection(type, sets, undefined, 0));
-      let response = 0;
-      let statements = 0;
-      if (Array.isArray(value)) {
-        for (const item of value as (Data | null)[]) {
-          const cost = item ? this.selection(type, sets, item, 0) : NOTHING;
-          response += each + cost.response;
-          statements = Math.max(statements, cost.statements);
-        }
+      // One item's cost: each item's response is paid, the batched statements once for all.
+      const item: Cost = { response: 0, statements: 0 };
+      if (!executed) {
+        this.selection(type, sets, undefined, 0, item);
+        into.response += items * (each + item.response);
+        into.statements += items > 0 ? item.statements : 0;
+        return;
       }
-      return { response, statements };
+      let statements = 0;
+      for (const entry of Array.isArray(value) ? (value as (Data | null)[]) : []) {
+        into.response += each;
+        if (!entry) continue;
+        item.response = 0;
+        item.statements = 0;
+        this.selection(type, sets, entry, 0, item);
+        into.response += item.response;
+        statements = Math.max(statements, item.statements);
+      }
+      into.statements += statements;
+      return;
     }
-    const inner = executed && (value === null || value === undefined) ? NOTHING : this.selection(type, sets, value as Data | undefined, 0);
-    return { response: COST.OBJECT + inner.response, statements: object.own + inner.statements };
-  }
-
-  /** `count` items: the response of each, the batched statements once. */
-  private items(count: number, each: number, item: Cost): Cost {
-    return { response: count * (each + item.response), statements: count > 0 ? item.statements : 0 };
+    into.response += COST.OBJECT;
+    if (!executed || (value !== null && value !== undefined)) this.selection(type, sets, value as Data | undefined, 0, into);
   }
 
   /** 2, `first` times an item, and its count and substring filters for each of its statements. */
-  private connection(object: ObjectField, value: unknown, executed: boolean): Cost {
+  private connection(object: ObjectField, value: unknown, executed: boolean, into: Cost): void {
     const { own, first } = (object.page ??= this.pageOf(object));
-    if (executed && (value === null || value === undefined)) return own;
-    return plus(own, this.selection(object.type, object.sets, value as Data | undefined, first));
+    into.response += own.response;
+    into.statements += own.statements;
+    if (!executed || (value !== null && value !== undefined)) this.selection(object.type, object.sets, value as Data | undefined, first, into);
   }
 
   /** A connection's own cost and page size, from its arguments and what it selects. */
