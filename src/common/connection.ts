@@ -84,12 +84,16 @@ export function toConnection<T>(
   countTotal: () => Promise<number | Count>,
   idOf: (node: T) => string = (node) => (node as { id: string }).id,
 ): ConnectionValue<T> {
-  const edges = page.rows.map((node) => ({ cursor: encodeCursor(idOf(node)), node }));
+  const last = page.rows.at(-1);
+  let edges: ConnectionValue<T>['edges'] | undefined;
   let counted: Promise<Count> | undefined;
   return {
-    edges,
+    // Made when a document selects them: a page read through `nodes` encodes one cursor, not one an item.
+    get edges() {
+      return (edges ??= page.rows.map((node) => ({ cursor: encodeCursor(idOf(node)), node })));
+    },
     nodes: page.rows,
-    pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
+    pageInfo: { hasNextPage: page.hasNextPage, endCursor: last === undefined ? null : encodeCursor(idOf(last)) },
     count: () => (counted ??= countTotal().then((count) => (typeof count === 'number' ? { total: count, exact: true } : count))),
   };
 }

@@ -34,16 +34,37 @@ export interface CostedOperation {
 type Data = Record<string, unknown>;
 
 /**
- * The cost of an operation before it runs (docs/contract.md §5, src/common/query-cost.ts): every
- * connection returns `first` items.
+ * An operation's cost for one set of the variables costing reads: its requested cost, worked out
+ * once, and each response's actual cost. The walk's shapes (fields, directives, leaves, page
+ * arguments) are kept with it, so a response is measured by reading its data alone.
  */
-export function requestedCost(costed: CostedOperation): number {
-  return new CostWalk(costed).operation(undefined);
+export class OperationCost {
+  private readonly walk: CostWalk;
+  private requestedCost: number | undefined;
+
+  constructor(costed: CostedOperation) {
+    this.walk = new CostWalk(costed);
+  }
+
+  /** Before execution (docs/contract.md §5, src/common/query-cost.ts): every connection returns `first` items. */
+  requested(): number {
+    return (this.requestedCost ??= this.walk.operation(undefined));
+  }
+
+  /** What the executed operation cost: connections as many items as they returned, skipped fields nothing. */
+  actual(data: Data): number {
+    return this.walk.operation(data);
+  }
 }
 
-/** What the executed operation cost: connections as many items as they returned, skipped fields nothing. */
+/** The cost of an operation before it runs. */
+export function requestedCost(costed: CostedOperation): number {
+  return new OperationCost(costed).requested();
+}
+
+/** What the executed operation cost. */
 export function actualCost(costed: CostedOperation, data: Data): number {
-  return new CostWalk(costed).operation(data);
+  return new OperationCost(costed).actual(data);
 }
 
 /** A response key's fields: several when a document selects one key more than once, merged as execution merges them. */
@@ -62,47 +83,62 @@ interface Cost {
   statements: number;
 }
 
+/** A field holding objects, as a selection reads it: what it is is worked out once. */
+interface ObjectField {
+  key: string;
+  field: GraphQLField<unknown, unknown>;
+  nodes: FieldNode[];
+  sets: readonly SelectionSetNode[];
+  type: GraphQLObjectType;
+  /** The field's own complexity (a lookup's, say). */
+  own: number;
+  kind: 'connection' | 'list' | 'object';
+  /** A connection's arguments, read on first use. */
+  page?: { own: Cost; first: number };
+}
+
 /** A selection on one type: its leaves' cost, and the fields that hold objects. */
 interface Shape {
   leaves: number;
-  objects: { key: string; field: GraphQLField<unknown, unknown>; nodes: FieldNode[]; sets: readonly SelectionSetNode[] }[];
+  objects: ObjectField[];
 }
-
-const NOTHING: Cost = { response: 0, statements: 0 };
-const plus = (a: Cost, b: Cost): Cost => ({ response: a.response + b.response, statements: a.statements + b.statements });
-const total = (cost: Cost) => cost.response + cost.statements;
 
 /**
  * One walk over the operation, with the response data alongside when measuring what it cost.
  * `data` undefined means "before execution": every list holds its connection's `first` items.
+ * What it learns of the selections is kept for the next walk with the same variables.
  */
 class CostWalk {
   private readonly shapes = new Map<readonly SelectionSetNode[], Map<GraphQLObjectType, Shape>>();
+  private readonly rootSets: readonly SelectionSetNode[];
 
-  constructor(private readonly costed: CostedOperation) {}
+  constructor(private readonly costed: CostedOperation) {
+    this.rootSets = [costed.operation.selectionSet];
+  }
 
   operation(data: Data | undefined): number {
     const { schema, operation } = this.costed;
     const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
     if (!root) return 0;
     // Each mutation runs a transaction of its own, whatever it answers.
-    const writes = operation.operation === 'mutation' ? COST.MUTATION * this.fieldsOf(root, [operation.selectionSet]).length : 0;
-    return writes + total(this.selection(root, [operation.selectionSet], data, 0));
+    const writes = operation.operation === 'mutation' ? COST.MUTATION * this.fieldsOf(root, this.rootSets).length : 0;
+    const cost: Cost = { response: 0, statements: 0 };
+    this.selection(root, this.rootSets, data, 0, cost);
+    return writes + cost.response + cost.statements;
   }
 
-  /** The fields of `sets` on `type`; `items` is the enclosing connection's `first`, for its lists. */
-  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number): Cost {
+  /** Adds the fields of `sets` on `type` to `into`; `items` is the enclosing connection's `first`, for its lists. */
+  private selection(type: GraphQLObjectType, sets: readonly SelectionSetNode[], data: Data | undefined, items: number, into: Cost): void {
     const { leaves, objects } = this.shapeOf(type, sets);
-    let cost: Cost = { response: leaves, statements: 0 };
-    for (const { key, field, nodes, sets: inner } of objects) {
-      cost = plus(cost, this.field(field, nodes, inner, data === undefined ? undefined : data[key], data !== undefined, items));
+    into.response += leaves;
+    for (const object of objects) {
+      this.field(object, data === undefined ? undefined : data[object.key], data !== undefined, items, into);
     }
-    return cost;
   }
 
   /**
-   * What `sets` select on `type`, worked out once a walk: the items of a list share their
-   * selection sets, so their fields, directives and leaves are read once, not once an item.
+   * What `sets` select on `type`, worked out once: the items of a list share their selection
+   * sets, so their fields, directives and leaves are read once, not once an item.
    */
   private shapeOf(type: GraphQLObjectType, sets: readonly SelectionSetNode[]): Shape {
     let byType = this.shapes.get(sets);
@@ -110,7 +146,7 @@ class CostWalk {
     let shape = byType.get(type);
     if (shape) return shape;
     const keysPerLeaf = new Map<string, number>();
-    const objects: Shape['objects'] = [];
+    const objects: ObjectField[] = [];
     for (const { key, nodes } of this.fieldsOf(type, sets)) {
       const name = nodes[0].name.value;
       if (name.startsWith('__')) {
@@ -123,7 +159,15 @@ class CostWalk {
         keysPerLeaf.set(name, (keysPerLeaf.get(name) ?? 0) + 1);
         continue;
       }
-      objects.push({ key, field, nodes, sets: nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : [])) });
+      objects.push({
+        key,
+        field,
+        nodes,
+        sets: nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : [])),
+        type: getNamedType(field.type) as GraphQLObjectType,
+        own: typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0,
+        kind: isConnection(field) ? 'connection' : isListType(unwrapNonNull(field.type)) ? 'list' : 'object',
+      });
     }
     let leaves = 0;
     for (const keys of keysPerLeaf.values()) leaves += COST.SCALAR + COST.REPEAT * (keys - 1);
@@ -131,55 +175,60 @@ class CostWalk {
     return shape;
   }
 
-  /** An object, a list of objects inside a connection, or a connection. */
-  private field(
-    field: GraphQLField<unknown, unknown>,
-    nodes: FieldNode[],
-    sets: readonly SelectionSetNode[],
-    value: unknown,
-    executed: boolean,
-    items: number,
-  ): Cost {
-    const type = getNamedType(field.type) as GraphQLObjectType;
-    const own = { response: 0, statements: typeof field.extensions.complexity === 'number' ? field.extensions.complexity : 0 };
-    if (isConnection(field)) return plus(own, this.connection(field, type, nodes[0], sets, value, executed));
-    if (isListType(unwrapNonNull(field.type))) {
+  /** Adds an object, a list of objects inside a connection, or a connection to `into`. */
+  private field(object: ObjectField, value: unknown, executed: boolean, items: number, into: Cost): void {
+    const { type, sets } = object;
+    // A list's items are charged, not the field itself.
+    if (object.kind !== 'list') into.statements += object.own;
+    if (object.kind === 'connection') return this.connection(object, value, executed, into);
+    if (object.kind === 'list') {
       // The items of a connection: an edge wraps its node and costs nothing of its own.
       const each = type.name.endsWith('Edge') ? 0 : COST.OBJECT;
-      if (!executed) return this.items(items, each, this.selection(type, sets, undefined, 0));
-      const list = (Array.isArray(value) ? (value as (Data | null)[]) : []).map((item) => (item ? this.selection(type, sets, item, 0) : NOTHING));
-      const response = list.reduce((sum, item) => sum + each + item.response, 0);
-      return { response, statements: Math.max(0, ...list.map((item) => item.statements)) };
+      // One item's cost: each item's response is paid, the batched statements once for all.
+      const item: Cost = { response: 0, statements: 0 };
+      if (!executed) {
+        this.selection(type, sets, undefined, 0, item);
+        into.response += items * (each + item.response);
+        into.statements += items > 0 ? item.statements : 0;
+        return;
+      }
+      let statements = 0;
+      for (const entry of Array.isArray(value) ? (value as (Data | null)[]) : []) {
+        into.response += each;
+        if (!entry) continue;
+        item.response = 0;
+        item.statements = 0;
+        this.selection(type, sets, entry, 0, item);
+        into.response += item.response;
+        statements = Math.max(statements, item.statements);
+      }
+      into.statements += statements;
+      return;
     }
-    const object = executed && (value === null || value === undefined) ? NOTHING : this.selection(type, sets, value as Data | undefined, 0);
-    return plus(plus(own, { response: COST.OBJECT, statements: 0 }), object);
-  }
-
-  /** `count` items: the response of each, the batched statements once. */
-  private items(count: number, each: number, item: Cost): Cost {
-    return { response: count * (each + item.response), statements: count > 0 ? item.statements : 0 };
+    into.response += COST.OBJECT;
+    if (!executed || (value !== null && value !== undefined)) this.selection(type, sets, value as Data | undefined, 0, into);
   }
 
   /** 2, `first` times an item, and its count and substring filters for each of its statements. */
-  private connection(
-    field: GraphQLField<unknown, unknown>,
-    type: GraphQLObjectType,
-    node: FieldNode,
-    sets: readonly SelectionSetNode[],
-    value: unknown,
-    executed: boolean,
-  ): Cost {
-    const args = getArgumentValues(field, node, this.costed.variables);
-    const selected = this.fieldsOf(type, sets).map(({ nodes }) => nodes[0].name.value);
+  private connection(object: ObjectField, value: unknown, executed: boolean, into: Cost): void {
+    const { own, first } = (object.page ??= this.pageOf(object));
+    into.response += own.response;
+    into.statements += own.statements;
+    if (!executed || (value !== null && value !== undefined)) this.selection(object.type, object.sets, value as Data | undefined, first, into);
+  }
+
+  /** A connection's own cost and page size, from its arguments and what it selects. */
+  private pageOf({ field, nodes, type, sets }: ObjectField): { own: Cost; first: number } {
+    // Only the arguments costing reads, whose variables are the ones a kept walk holds.
+    const args = getArgumentValues({ ...field, args: field.args.filter((arg) => COSTED_ARGUMENTS.has(arg.name)) }, nodes[0], this.costed.variables);
+    const selected = this.fieldsOf(type, sets).map(({ nodes: each }) => each[0].name.value);
     const counts = selected.some((name) => COUNT_FIELDS.has(name));
     // A count alone runs no page statement: its filter is read once, not twice.
     const pages = !counts || selected.some((name) => PAGE_FIELDS.has(name));
     const filter = args.filter as { nameContains?: string | null } | null | undefined;
     const substring = filter?.nameContains ? substringCost(filter.nameContains) * ((counts ? 1 : 0) + (pages ? 1 : 0)) : 0;
     const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
-    const own = { response: COST.CONNECTION, statements: (counts ? COST.COUNT : 0) + substring };
-    if (executed && (value === null || value === undefined)) return own;
-    return plus(own, this.selection(type, sets, value as Data | undefined, first));
+    return { own: { response: COST.CONNECTION, statements: (counts ? COST.COUNT : 0) + substring }, first };
   }
 
   /** The fields selected on `type`, through fragments, without those that @skip or @include leave out. */
@@ -227,6 +276,8 @@ class CostWalk {
 /** pg_trgm's trigrams come from words: a text with no 3 letters or digits in a row has none to search by. */
 const TRIGRAM = /[\p{L}\p{N}]{3}/u;
 const substringCost = (text: string) => (TRIGRAM.test(text) ? COST.SUBSTRING : COST.UNINDEXED_SUBSTRING);
+
+const COSTED_ARGUMENTS = new Set(['first', 'filter']);
 
 /** A connection's fields that run its count (once, whichever are selected). */
 const COUNT_FIELDS = new Set(['totalCount', 'totalCountPrecision']);

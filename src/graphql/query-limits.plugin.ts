@@ -10,7 +10,7 @@ import {
   visit,
 } from 'graphql';
 import { ApiError } from '../errors';
-import { actualCost, type CostedOperation, requestedCost } from './document-cost';
+import { type CostedOperation, OperationCost, requestedCost } from './document-cost';
 import { fragmentsOf } from './fragments';
 
 /** Deepest field allowed, the root field counting as 1 (docs/contract.md §6). */
@@ -21,7 +21,8 @@ interface OperationLimits {
   depth: number;
   /** The variables passed in `first`, `filter` or a directive's `if`: the only inputs the cost model reads. */
   costVariables: string[];
-  costs: Map<string, number>;
+  /** Per value of those variables: the cost, with what its walk learnt of the selections. */
+  costs: Map<string, OperationCost>;
   fragments: Record<string, FragmentDefinitionNode>;
 }
 
@@ -44,27 +45,29 @@ export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema
     }
     return limits;
   };
-  const checks = (request: { costed?: CostedOperation; requested?: number }): GraphQLRequestListener<TContext> => ({
+  const checks = (request: { cost?: OperationCost; requested?: number }): GraphQLRequestListener<TContext> => ({
     async didResolveOperation({ document, operation, request: { variables } }: GraphQLRequestContextDidResolveOperation<TContext>) {
       if (!operation) return; // Apollo has already refused the request
       const limits = limitsOf(document, operation);
       refuseTooDeep(limits.depth);
-      request.costed = costedOperation(schema, operation, limits.fragments, variables ?? {});
+      const costed = costedOperation(schema, operation, limits.fragments, variables ?? {});
       const key = limits.costVariables.map((name) => JSON.stringify(variables?.[name])).join();
       let cost = limits.costs.get(key);
       if (cost === undefined) {
-        cost = requestedCost(request.costed);
+        // Kept with the document: only the variables costing reads, however large the others.
+        cost = new OperationCost({ ...costed, variables: only(limits.costVariables, costed.variables) });
         if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
       }
-      request.requested = cost;
-      refuseTooCostly(cost, maxCost);
+      request.cost = cost;
+      request.requested = cost.requested();
+      refuseTooCostly(request.requested, maxCost);
     },
     // As GitHub's and Shopify's APIs do: the client sees what its query cost, refused or not.
     async willSendResponse({ response }) {
-      const { costed, requested } = request;
-      if (requested === undefined || !costed || response.body.kind !== 'single') return;
+      const { cost, requested } = request;
+      if (requested === undefined || !cost || response.body.kind !== 'single') return;
       const result = response.body.singleResult;
-      const actual = result.data ? actualCost(costed, result.data) : 0;
+      const actual = result.data ? cost.actual(result.data) : 0;
       result.extensions = { ...result.extensions, cost: { requested, actual, limit: maxCost } };
     },
   });
@@ -88,6 +91,11 @@ function costVariables(document: DocumentNode): string[] {
 }
 
 const COSTED_ARGUMENTS = new Set(['first', 'filter', 'if']);
+
+/** The variables named that were given (a missing one is not one given as undefined). */
+function only(names: string[], variables: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(names.filter((name) => Object.hasOwn(variables, name)).map((name) => [name, variables[name]]));
+}
 
 /** The operation with its variables coerced: a variable of the wrong type is the client's mistake. */
 function costedOperation(

@@ -5,6 +5,7 @@ import { type NonEmptyArray, type PubSub, buildSchema, getMetadataStorage } from
 import { RateLimitResolver } from '../auth/rate-limit.resolver';
 import { ApiKeyResolver } from '../auth/api-key.resolver';
 import { authChecker } from '../auth/auth-checker';
+import { callResolversDirectly } from './direct-resolvers';
 import { rateLimitDirective, stabilityDirective } from './directives';
 import { LiveResolver, SubscriptionQuotaResolver } from '../live/live.resolver';
 import { CategoryResolver } from '../pets/category.resolver';
@@ -50,6 +51,7 @@ export async function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise
   });
   assertValidSchema(schema);
   refuseUncheckedSimpleFields();
+  callResolversDirectly(schema, resolvers);
   return schema;
 }
 

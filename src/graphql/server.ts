@@ -10,6 +10,7 @@ import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
+import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
 import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
 import { cachePolicyPlugin } from './cache-policy.plugin';
@@ -40,6 +41,7 @@ export async function startGraphQLServer(
   logger: Logger,
   { apqCache, documentStore }: PersistedDocumentStores = {},
 ): Promise<ApolloServer<Context>> {
+  shareArgumentsOfArgumentFreeFields();
   const server = new ApolloServer<Context>({
     schema,
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.

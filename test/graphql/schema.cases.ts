@@ -61,3 +61,12 @@ it('reads the plain fields of the types served item by item with no per-field wr
   // Types left as they were: every field through TypeGraphQL's wrapper.
   expect(wrapped('ApiKey').length).toBe(Object.keys((schema.getType('ApiKey') as GraphQLObjectType).getFields()).length);
 });
+
+it('calls a resolver method directly only where TypeGraphQL would neither check, limit nor convert anything', async () => {
+  const schema = await buildGatewaySchema();
+  const direct = (type: string, field: string) => (schema.getType(type) as GraphQLObjectType).getFields()[field].resolve?.name === 'direct';
+  // Root, context, info and scalar arguments only: read as graphql-js hands them over.
+  expect([direct('Pet', 'category'), direct('Pet', 'inventory'), direct('Query', 'pet'), direct('Order', 'pet')]).toEqual([true, true, true, true]);
+  // An auth check (@Authorized), a field limit (middleware), arguments converted and validated: TypeGraphQL's wrapper.
+  expect([direct('Mutation', 'createPet'), direct('Mutation', 'placeOrder'), direct('Query', 'pets'), direct('Category', 'pets')]).toEqual([false, false, false, false]);
+});
