@@ -67,6 +67,19 @@ export interface AppDeps {
   logger: Logger;
   /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
   embeddedDatabase?: boolean;
+  /** TRUSTED_DOCUMENTS' manifest, checked before anything was opened (loadTrustedDocuments). */
+  trustedDocuments?: TrustedDocuments;
+}
+
+/**
+ * TRUSTED_DOCUMENTS' manifest, each document checked against the schema and the limits: one that
+ * may not be served stops start-up, before the database is opened (a wait of seconds for nothing).
+ */
+export async function loadTrustedDocuments(config: Config, logger: Logger): Promise<TrustedDocuments | undefined> {
+  if (!config.trustedDocuments) return undefined;
+  const trustedDocuments = TrustedDocuments.load(config.trustedDocuments, await buildGatewaySchema(), { maxCost: config.maxQueryCost, introspection: config.introspection });
+  logger.info({ file: config.trustedDocuments.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
+  return trustedDocuments;
 }
 
 /**
@@ -106,17 +119,12 @@ export interface App {
 
 /** The gateway's request pipeline and WebSocket server. It never listens: gateway.ts does. */
 export async function createApp(
-  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false }: AppDeps,
+  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false, trustedDocuments }: AppDeps,
   { limitRequests: limiting = true, limitInFlight = true, liveTimings: timings }: TestSwitches = {},
 ): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
   const schema = await buildGatewaySchema();
-  // Before anything is opened: a manifest document that is invalid or over a limit stops start-up, named.
-  const trustedDocuments =
-    config.trustedDocuments &&
-    TrustedDocuments.load(config.trustedDocuments, schema, { maxCost: config.maxQueryCost, introspection: config.introspection });
-  if (trustedDocuments) logger.info({ file: config.trustedDocuments?.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
