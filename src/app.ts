@@ -13,7 +13,7 @@ import { documentCache, persistedQueryCache } from './graphql/document-caches';
 import { PreparedDocuments } from './graphql/prepared-documents';
 import { STREAM_PATH } from './graphql/endpoints';
 import { createStreamGateway, type StreamGateway } from './pipeline/sse/stream.server';
-import { createWebSocketGateway, type WebSocketGateway } from './pipeline/ws/websocket.server';
+import { createWebSocketGateway, type LiveTimings, type WebSocketGateway } from './pipeline/ws/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { explorerRoutes } from './graphql/explorer/explorer.routes';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
@@ -67,11 +67,24 @@ export interface AppDeps {
   logger: Logger;
   /** True on the embedded PGlite, whose socket passes notifications only to the committing connection. */
   embeddedDatabase?: boolean;
+  /** TRUSTED_DOCUMENTS' manifest, checked before anything was opened (loadTrustedDocuments). */
+  trustedDocuments?: TrustedDocuments;
 }
 
 /**
- * Limits the tests and the bench may turn off; nothing in production passes them, so they are
- * kept apart from AppDeps. Both default to true.
+ * TRUSTED_DOCUMENTS' manifest, each document checked against the schema and the limits: one that
+ * may not be served stops start-up, before the database is opened (a wait of seconds for nothing).
+ */
+export async function loadTrustedDocuments(config: Config, logger: Logger): Promise<TrustedDocuments | undefined> {
+  if (!config.trustedDocuments) return undefined;
+  const trustedDocuments = TrustedDocuments.load(config.trustedDocuments, await buildGatewaySchema(), { maxCost: config.maxQueryCost, introspection: config.introspection });
+  logger.info({ file: config.trustedDocuments.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
+  return trustedDocuments;
+}
+
+/**
+ * Limits the tests and the bench may turn off, and waits the tests may shorten; nothing in
+ * production passes them, so they are kept apart from AppDeps. The limits default to true.
  */
 export interface TestSwitches {
   /** False only to measure what the limiter costs (npm run bench); the request limits are then off. */
@@ -81,6 +94,8 @@ export interface TestSwitches {
    * bursts no client within the concurrency limit could send.
    */
   limitInFlight?: boolean;
+  /** For tests that wait for a socket's or a stream's key check, or for a socket's init timeout to pass. */
+  liveTimings?: LiveTimings;
 }
 
 export interface App {
@@ -104,17 +119,12 @@ export interface App {
 
 /** The gateway's request pipeline and WebSocket server. It never listens: gateway.ts does. */
 export async function createApp(
-  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false }: AppDeps,
-  { limitRequests: limiting = true, limitInFlight = true }: TestSwitches = {},
+  { config, dataSource, replicas, logger: givenLogger, embeddedDatabase = false, trustedDocuments }: AppDeps,
+  { limitRequests: limiting = true, limitInFlight = true, liveTimings: timings }: TestSwitches = {},
 ): Promise<App> {
   // Whatever logger the app is given, an error's bound SQL parameters never reach it.
   const logger = withSafeErrors(givenLogger);
   const schema = await buildGatewaySchema();
-  // Before anything is opened: a manifest document that is invalid or over a limit stops start-up, named.
-  const trustedDocuments =
-    config.trustedDocuments &&
-    TrustedDocuments.load(config.trustedDocuments, schema, { maxCost: config.maxQueryCost, introspection: config.introspection });
-  if (trustedDocuments) logger.info({ file: config.trustedDocuments?.file, documents: trustedDocuments.size }, 'loaded the trusted documents');
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
@@ -156,9 +166,9 @@ export async function createApp(
   metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted });
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted, timings });
   const { admission, delivery } = websockets;
-  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, trusted });
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, trusted, timings });
 
   return {
     listener: httpPipeline({

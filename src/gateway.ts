@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type App, createApp, type TestSwitches } from './app';
+import { type App, createApp, loadTrustedDocuments, type TestSwitches } from './app';
 import { type Config, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
 import { embeddedAdminKey } from './db/embedded-admin-key';
@@ -38,9 +38,9 @@ export interface Gateway {
 }
 
 /**
- * The whole gateway, listening: config → database → app → admin key → demo catalogue (an empty
- * embedded database only) → listen. The process (main.ts) and the tests start it the same way;
- * only the tests and the bench pass switches.
+ * The whole gateway, listening: config → trusted documents → database → app → admin key → demo
+ * catalogue (an empty embedded database only) → listen. The process (main.ts) and the tests start
+ * it the same way; only the tests and the bench pass switches.
  */
 export async function startGateway(
   { env = process.env, database: given, logger: givenLogger }: GatewayOptions = {},
@@ -48,6 +48,7 @@ export async function startGateway(
 ): Promise<Gateway> {
   const loaded = loadConfig(env);
   const logger = givenLogger ?? createLogger(loaded.logLevel, loaded.logFlushMs);
+  const trustedDocuments = await loadTrustedDocuments(loaded, logger);
   const database = given ?? (await openDatabase(loaded));
   let replicas: Awaited<ReturnType<typeof openReadReplicas>>;
   // The replicas are the gateway's own, closed with it, whoever opened the primary.
@@ -62,7 +63,7 @@ export async function startGateway(
     const made = loaded.adminApiKey === undefined && database.embedded ? embeddedAdminKey(given ? IN_MEMORY : loaded.pgliteDataDir) : undefined;
     const generatedAdminKey = made?.key;
     const config = { ...loaded, adminApiKey: loaded.adminApiKey ?? generatedAdminKey };
-    app = await createApp({ config, dataSource: database.dataSource, replicas, logger, embeddedDatabase: database.embedded }, switches);
+    app = await createApp({ config, dataSource: database.dataSource, replicas, logger, embeddedDatabase: database.embedded, trustedDocuments }, switches);
     await app.services.apiKeys.syncEnvironmentKey(config.adminApiKey);
     if (!given && database.embedded && (await seedDemoCatalogue(database.dataSource))) {
       logger.info('loaded the demo catalogue into the empty embedded database');

@@ -13,11 +13,14 @@ import { MIGRATIONS } from './migrations';
  * loads a stale one.
  */
 
+/** How make-embedded-template.ts shapes the dump: a change here never loads one made the old way. */
+const TEMPLATE_FORMAT = 'postgres database only';
+
 /** The dump for this PGlite and these migrations (it may not exist yet). */
 export function embeddedTemplatePath(): string {
   const pglite = packageDir(require.resolve('@electric-sql/pglite'));
   const { version } = JSON.parse(readFileSync(join(pglite, 'package.json'), 'utf8')) as { version: string };
-  const hash = createHash('sha256').update(version);
+  const hash = createHash('sha256').update(version).update(`\0${TEMPLATE_FORMAT}`);
   for (const migration of MIGRATIONS) hash.update(`\0${migration.name}\0${String(migration.prototype.up)}`);
   return join(dirname(dirname(pglite)), '.cache', 'petstore-gateway', `pglite-${version}-${hash.digest('hex').slice(0, 16)}.tar`);
 }

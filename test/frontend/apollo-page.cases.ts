@@ -2,7 +2,7 @@ import { print } from 'graphql';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
-import { launchChromium, screenshotFolder, snap } from './browser';
+import { sharedChromium, screenshotFolder, snap } from './browser';
 import { corpusOperation } from './corpus';
 import { importMap } from './import-map';
 import { ROOT, type Shop, startShop } from './shop-server';
@@ -58,7 +58,7 @@ document.querySelector('#total').textContent = data.pets.totalCount + ' pets';
 }
 
 beforeAll(async () => {
-  browser = await launchChromium();
+  browser = await sharedChromium();
   shop = await startShop(() => html);
   t = await startTestApp({ CORS_ORIGINS: shop.origin });
   const dogs = await createCategory(t, 'Dogs');
@@ -69,7 +69,7 @@ beforeAll(async () => {
   html = shopPage(t.url, key, shop.origin);
 });
 afterAll(async () => {
-  await browser?.close();
+  await page?.close();
   await t?.close();
   await shop?.close();
 });

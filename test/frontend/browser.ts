@@ -9,11 +9,25 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Headless, and quiet: no updates, sync or first-run pages reaching for the network. */
 const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--headless'];
 
-export async function launchChromium(): Promise<Browser> {
+let launched: Promise<Browser> | undefined;
+
+/**
+ * The test file's Chromium, started by the first case that asks: each case opens pages of its
+ * own (`newPage`, a context each, so no cache, cookie or storage is shared) and closes them, and
+ * the surface's test file closes the browser once every case ran (closeChromium).
+ */
+export function sharedChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`the browser tests need Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`);
+    return Promise.reject(new Error(`the browser tests need Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`));
   }
-  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  launched ??= chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  return launched;
+}
+
+export async function closeChromium(): Promise<void> {
+  const browser = launched;
+  launched = undefined;
+  await (await browser?.catch(() => undefined))?.close();
 }
 
 /** The folder of a test's screenshots, under the system's temporary directory (never committed), emptied for this run. */

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createCategory, createPet } from '../helpers/builders';
 import { subscribed } from '../helpers/live';
-import { launchChromium, screenshotFolder, snap } from './browser';
+import { sharedChromium, screenshotFolder, snap } from './browser';
 
 /**
  * The offline explorer as a developer uses it, in Chromium: every request the page makes goes to
@@ -18,7 +18,7 @@ const folder = screenshotFolder('offline-explorer');
 
 beforeAll(async () => {
   // The browser first: without it the test fails at once, leaving no gateway behind.
-  browser = await launchChromium();
+  browser = await sharedChromium();
   t = await startTestApp();
   dogs = await createCategory(t, 'Dogs');
   await createPet(t, dogs, 'Rex');
@@ -30,7 +30,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await browser?.close();
+  await page?.close();
   await t?.close();
 });
 

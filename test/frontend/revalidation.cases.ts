@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
-import { launchChromium, screenshotFolder, snap } from './browser';
+import { sharedChromium, screenshotFolder, snap } from './browser';
 import { importMap } from './import-map';
 import { ROOT, type Shop, startShop } from './shop-server';
 
@@ -82,7 +82,7 @@ function answered(path: string): Omit<Seen, 'path'>[] {
 }
 
 beforeAll(async () => {
-  browser = await launchChromium();
+  browser = await sharedChromium();
   shop = await startShop(() => html);
   t = await startTestApp({ CORS_ORIGINS: shop.origin });
   t.server.on('request', (req, res) => {
@@ -98,7 +98,7 @@ beforeAll(async () => {
   await page.getByText('ready').waitFor();
 });
 afterAll(async () => {
-  await browser?.close();
+  await page?.close();
   await t?.close();
   await shop?.close();
 });

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { launchChromium, screenshotFolder, snap } from './browser';
+import { sharedChromium, screenshotFolder, snap } from './browser';
 
 /**
  * Apollo Sandbox (GRAPHQL_EXPLORER=sandbox) opened with no internet: every request beyond the
@@ -14,7 +14,7 @@ const offline: string[] = [];
 const folder = screenshotFolder('sandbox-offline');
 
 beforeAll(async () => {
-  browser = await launchChromium();
+  browser = await sharedChromium();
   t = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox' });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.route('**/*', (route) => {
@@ -24,7 +24,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await browser?.close();
+  await page?.close();
   await t?.close();
 });
 

@@ -44,7 +44,7 @@ describe('outside production', () => {
   });
 
   it('serves Apollo Sandbox instead with GRAPHQL_EXPLORER=sandbox, pointing to the offline explorer', async () => {
-    const sandbox = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox' });
+    const sandbox = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox', ADMIN_API_KEY: t.adminKey }, { db: t.db });
     try {
       const page = await request(sandbox.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
       expect(page.status).toBe(200);

@@ -6,6 +6,7 @@ import { generateApiKey } from '../../src/auth/key-secret';
 import type { Config } from '../../src/config';
 import { startGateway } from '../../src/gateway';
 import type { Logger } from '../../src/logger';
+import type { LiveTimings } from '../../src/pipeline/ws/websocket.server';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface TestApp {
@@ -31,6 +32,8 @@ export interface TestAppOptions {
   limitInFlight?: boolean;
   /** False: no request quotas (for tests of bounds reached only past a minute's quota). */
   limitRequests?: boolean;
+  /** Shorter waits than production's for a socket's key check and init timeout, for the tests that wait for them. */
+  liveTimings?: LiveTimings;
 }
 
 /**
@@ -39,14 +42,14 @@ export interface TestAppOptions {
  * unless one is given.
  */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight, limitRequests } = options;
+  const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight, limitRequests, liveTimings } = options;
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
   // Banned requests are answered at once, early ones are not held and a busy loop sheds nothing,
   // unless a test asks (test/limits/http-limits.cases.ts, test/limits/crowd.cases.ts).
   const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, BAN_PAUSE_MS: '0', RETRY_AFTER_HOLD: 'false', SHED_LOOP_DELAY_MS: '0', ...redis, ...env };
   const database = db ?? (await createTestDatabase());
   const logger = givenLogger ?? pino({ level: gatewayEnv.LOG_LEVEL });
-  const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight, limitRequests }).catch(async (error: unknown) => {
+  const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight, limitRequests, liveTimings }).catch(async (error: unknown) => {
     if (!db) await database.close();
     throw error;
   });

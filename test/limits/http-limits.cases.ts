@@ -138,7 +138,7 @@ describe('bans', () => {
   });
 
   it('answers a banned client only after BAN_PAUSE_MS, so that ignoring Retry-After gains it nothing', async () => {
-    const paused = await startTestApp({ BAN_THRESHOLD: '0', BAN_PAUSE_MS: '300' });
+    const paused = await startTestApp({ BAN_THRESHOLD: '0', BAN_PAUSE_MS: '300', ADMIN_API_KEY: t.adminKey }, { db: t.db });
     try {
       const { key } = await createApiKey(paused, { plan: 'ENTERPRISE', requestsPerMinute: 1, requestsPerDay: 1 });
       const send = () => request(paused.url).post('/graphql').set('X-API-Key', key).send({ query: QUERY });

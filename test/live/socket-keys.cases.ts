@@ -7,7 +7,8 @@ import { acknowledgedSocket, rawSocket } from '../helpers/raw-socket';
 /** Keys over WebSocket (docs/contract.md §9 "Keys", "Sockets"). */
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ BAN_THRESHOLD: '1' });
+  // A ban is found at the next key check: a fifth of a second here, not production's 2.5 s.
+  t = await startTestApp({ BAN_THRESHOLD: '1' }, { liveTimings: { keyRecheckMs: 200 } });
 });
 afterEach(() => eventually(async () => (await activeSubscriptions(t)) === 0));
 afterAll(() => t.close());

@@ -21,7 +21,7 @@ import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketB
 import type { EventDelivery } from '../subscription/deliver';
 import { type SubscriptionSteps, prepareSubscription } from '../subscription/prepare';
 import { traceOperation } from '../../telemetry/index';
-import { KEY_RECHECK_MS, type LiveMetrics, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
+import { KEY_RECHECK_MS, type LiveMetrics, type LiveTimings, MAX_BUFFERED_BYTES } from '../ws/websocket.server';
 import { recheckKeys } from '../ws/recheck';
 import { COMPLETE, nextMessage, SharedMessages, STREAM_HEADERS, writeEvents } from './event-stream';
 import { streamParams } from './params';
@@ -50,6 +50,8 @@ export interface StreamDeps {
   delivery: EventDelivery;
   /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
   trusted?: SubscriptionSteps['trusted'];
+  /** The WebSockets' timings: KEY_RECHECK_MS unless given. */
+  timings?: LiveTimings;
 }
 
 export interface StreamGateway {
@@ -209,7 +211,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     await writeEvents(source, { res, keepsUp }, messages);
   };
 
-  const recheck = recheckKeys(streams, { identify: deps.identify, admitter, everyMs: KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });
+  const recheck = recheckKeys(streams, { identify: deps.identify, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });
 
   return {
     serve,

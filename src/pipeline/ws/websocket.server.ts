@@ -70,6 +70,14 @@ export interface WebSocketDeps {
   admitter: Admitter<Caller>;
   /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
   trusted?: SubscriptionSteps['trusted'];
+  /** KEY_RECHECK_MS and CONNECTION_INIT_TIMEOUT_MS unless given (tests that wait for them give less). */
+  timings?: LiveTimings;
+}
+
+/** The waits of open sockets and streams; production keeps the defaults. */
+export interface LiveTimings {
+  keyRecheckMs?: number;
+  connectionInitTimeoutMs?: number;
 }
 
 export interface WebSocketGateway {
@@ -144,7 +152,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   serveGraphQLWs<Record<string, unknown>>(
     {
       schema,
-      connectionInitWaitTimeout: CONNECTION_INIT_TIMEOUT_MS,
+      connectionInitWaitTimeout: deps.timings?.connectionInitTimeoutMs ?? CONNECTION_INIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
         const state = await identify(ctx.connectionParams, request, socket);
@@ -236,7 +244,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     logger,
   );
 
-  const recheck = recheckKeys(sockets, { identify: deps.identify, admitter, everyMs: KEY_RECHECK_MS, bannedCode, forbiddenClose: FORBIDDEN_CLOSE });
+  const recheck = recheckKeys(sockets, { identify: deps.identify, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: FORBIDDEN_CLOSE });
 
   return {
     attach(server) {
