@@ -1,7 +1,8 @@
-import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import type { GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import { type DocumentNode, Kind, type SelectionSetNode } from 'graphql';
 import type { Caller } from '../auth/caller';
 import { cacheControlOf } from '../http/conditional';
+import type { SharedRequestHooks } from './request-hooks';
 
 /** Root fields whose answer depends on who asks: the caller's keys, orders and quota. */
 const CALLER_FIELDS = new Set(['apiKeys', 'order', 'orders', 'rateLimit']);
@@ -13,8 +14,8 @@ const CALLER_FIELDS = new Set(['apiKeys', 'order', 'orders', 'rateLimit']);
  * or selects a field answered per caller (an anonymous `rateLimit` is its address's), and
  * otherwise the anonymous catalogue, which any cache may keep and revalidate (`no-cache`).
  */
-export function cachePolicyPlugin<TContext extends { caller?: Caller }>(): ApolloServerPlugin<TContext> {
-  const listener = {
+export function cachePolicyHooks<TContext extends { caller?: Caller }>(): SharedRequestHooks<TContext> {
+  return {
     async willSendResponse({ request, response, operation, document, contextValue }: GraphQLRequestContextWillSendResponse<TContext>) {
       if (request.http?.method !== 'GET' || operation?.operation !== 'query' || !document || response.body.kind !== 'single') return;
       const { data, errors } = response.body.singleResult;
@@ -24,7 +25,6 @@ export function cachePolicyPlugin<TContext extends { caller?: Caller }>(): Apoll
       response.http.headers.set('cache-control', cacheControlOf(personal ? 'private' : 'public'));
     },
   };
-  return { requestDidStart: async () => listener };
 }
 
 /** Whether a root selection, through its fragments, holds a field answered per caller. */

@@ -1,6 +1,7 @@
-import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import type { GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { RequestRefusal } from '../errors';
+import type { SharedRequestHooks } from './request-hooks';
 
 /**
  * docs/contract.md §6: a request refused before execution is sent with its error's status; errors
@@ -8,9 +9,8 @@ import { RequestRefusal } from '../errors';
  * RequestRefusal, which refuses the whole request: its status and headers, such as a 429's
  * Retry-After). Apollo answers some refusals (persisted queries, plugins) with 200 or 500 on its own.
  */
-export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
-  // One listener object for every request: it keeps no state of its own.
-  const listener = {
+export function httpStatusHooks<TContext extends object>(): SharedRequestHooks<TContext> {
+  return {
     async willSendResponse({ response, errors: raised }: GraphQLRequestContextWillSendResponse<TContext>) {
       if (response.body.kind !== 'single') return;
       const { data, errors } = response.body.singleResult;
@@ -30,5 +30,4 @@ export function httpStatusPlugin<TContext extends object>(): ApolloServerPlugin<
       for (const [name, value] of Object.entries(refusal.responseHeaders())) response.http.headers.set(name, value);
     },
   };
-  return { requestDidStart: async () => listener };
 }

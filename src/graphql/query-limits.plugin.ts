@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from '@apollo/server';
+import type { GraphQLRequest, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -12,6 +12,7 @@ import {
 import { ApiError } from '../errors';
 import { type CostedOperation, OperationCost, requestedCost } from './document-cost';
 import { fragmentsOf } from './fragments';
+import type { SharedRequestHooks } from './request-hooks';
 
 /** Deepest field allowed, the root field counting as 1 (docs/contract.md §6). */
 export const MAX_DEPTH = 10;
@@ -35,7 +36,7 @@ const COSTS_PER_OPERATION = 64;
  * `actual` measured on the data it got. Apollo hands over the same parsed document for the same
  * query text, so the measures are kept with it and most requests cost little to check.
  */
-export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema, maxCost: number): ApolloServerPlugin<TContext> {
+export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema, maxCost: number): SharedRequestHooks<TContext> {
   const measured = new WeakMap<OperationDefinitionNode, OperationLimits>();
   const limitsOf = (document: DocumentNode, operation: OperationDefinitionNode): OperationLimits => {
     let limits = measured.get(operation);
@@ -45,8 +46,11 @@ export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema
     }
     return limits;
   };
-  const checks = (request: { cost?: OperationCost; requested?: number }): GraphQLRequestListener<TContext> => ({
-    async didResolveOperation({ document, operation, request: { variables } }: GraphQLRequestContextDidResolveOperation<TContext>) {
+  // Each request's cost, from its check to its response; kept beside the request, not in a listener of its own.
+  const costs = new WeakMap<GraphQLRequest, { cost: OperationCost; requested: number }>();
+  return {
+    async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
+      const { variables } = request;
       if (!operation) return; // Apollo has already refused the request
       const limits = limitsOf(document, operation);
       refuseTooDeep(limits.depth);
@@ -58,20 +62,20 @@ export function queryLimitsPlugin<TContext extends object>(schema: GraphQLSchema
         cost = new OperationCost({ ...costed, variables: only(limits.costVariables, costed.variables) });
         if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
       }
-      request.cost = cost;
-      request.requested = cost.requested();
-      refuseTooCostly(request.requested, maxCost);
+      const requested = cost.requested();
+      costs.set(request, { cost, requested });
+      refuseTooCostly(requested, maxCost);
     },
     // As GitHub's and Shopify's APIs do: the client sees what its query cost, refused or not.
-    async willSendResponse({ response }) {
-      const { cost, requested } = request;
-      if (requested === undefined || !cost || response.body.kind !== 'single') return;
+    async willSendResponse({ request, response }) {
+      const costed = costs.get(request);
+      if (!costed || response.body.kind !== 'single') return;
+      const { cost, requested } = costed;
       const result = response.body.singleResult;
       const actual = result.data ? cost.actual(result.data) : 0;
       result.extensions = { ...result.extensions, cost: { requested, actual, limit: maxCost } };
     },
-  });
-  return { requestDidStart: async () => checks({}) };
+  };
 }
 
 /** The variables a document passes in a `first`, `filter` or `if` argument, at any depth of its value. */

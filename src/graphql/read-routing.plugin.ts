@@ -1,6 +1,6 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import type { Context } from '../context';
 import { READ_AFTER_HEADER } from '../sql/read-your-writes';
+import type { SharedRequestHooks } from './request-hooks';
 
 /**
  * Read replicas (DATABASE_READ_URLS; docs/contract.md "Read replicas"): once a document is known
@@ -9,8 +9,8 @@ import { READ_AFTER_HEADER } from '../sql/read-your-writes';
  * had reached after it (X-Read-After), which the gateway also remembers for the caller. Without
  * replicas the request has no `reads`, and this does nothing.
  */
-export function readRoutingPlugin(): ApolloServerPlugin<Context> {
-  const listener: Awaited<ReturnType<NonNullable<ApolloServerPlugin<Context>['requestDidStart']>>> = {
+export function readRoutingHooks(): SharedRequestHooks<Context> {
+  return {
     async didResolveOperation({ contextValue, operation }) {
       if (operation?.operation === 'query') await contextValue.services?.reads?.readFromReplica();
     },
@@ -20,5 +20,4 @@ export function readRoutingPlugin(): ApolloServerPlugin<Context> {
       if (position !== undefined) response.http.headers.set(READ_AFTER_HEADER.toLowerCase(), position);
     },
   };
-  return { requestDidStart: async () => listener };
 }

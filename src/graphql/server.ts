@@ -13,14 +13,15 @@ import { APQ_TTL_SECONDS } from './apq-cache';
 import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
 import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
-import { cachePolicyPlugin } from './cache-policy.plugin';
-import { httpStatusPlugin } from './http-status.plugin';
+import { cachePolicyHooks } from './cache-policy.plugin';
+import { httpStatusHooks } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
-import { queryLimitsPlugin } from './query-limits.plugin';
-import { readRoutingPlugin } from './read-routing.plugin';
+import { queryLimitsHooks } from './query-limits.plugin';
+import { readRoutingHooks } from './read-routing.plugin';
+import { requestHooksPlugin } from './request-hooks';
 import { tracingPlugins } from '../telemetry';
-import { subscriptionRefusalPlugin } from './subscription-refusal.plugin';
-import { textInputPlugin } from './text-input.plugin';
+import { subscriptionRefusalHooks } from './subscription-refusal.plugin';
+import { textInputHooks } from './text-input.plugin';
 
 /** Where persisted documents live (document-caches.ts bounds the in-memory ones); Apollo's in-memory defaults for what is not given. */
 export interface PersistedDocumentStores {
@@ -66,12 +67,15 @@ export async function startGraphQLServer(
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
-      subscriptionRefusalPlugin(),
-      queryLimitsPlugin(schema, config.maxQueryCost),
-      textInputPlugin(),
-      httpStatusPlugin(),
-      cachePolicyPlugin(),
-      readRoutingPlugin(),
+      // The gateway's own hooks, one listener for them all: each stage of a request costs one call.
+      requestHooksPlugin([
+        subscriptionRefusalHooks(),
+        queryLimitsHooks(schema, config.maxQueryCost),
+        textInputHooks(),
+        httpStatusHooks(),
+        cachePolicyHooks(),
+        readRoutingHooks(),
+      ]),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
       // What a browser sees at /graphql; config.ts keeps it off in production and without introspection.

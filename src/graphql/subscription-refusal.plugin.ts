@@ -1,5 +1,6 @@
-import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import type { GraphQLRequestContextDidResolveOperation, GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import { ApiError } from '../errors';
+import type { SharedRequestHooks } from './request-hooks';
 
 const OVER_HTTP = 'Subscriptions are served over WebSocket at /graphql (the graphql-ws protocol) or over Server-Sent Events at /graphql/stream, not over HTTP';
 
@@ -9,8 +10,8 @@ const OVER_HTTP = 'Subscriptions are served over WebSocket at /graphql (the grap
  * at its root, on which graphql-js's validation would throw, reaches Apollo already validated
  * (PreparedDocuments) and is refused here the same way.
  */
-export function subscriptionRefusalPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
-  const listener = {
+export function subscriptionRefusalHooks<TContext extends object>(): SharedRequestHooks<TContext> {
+  return {
     async didResolveOperation({ operation }: GraphQLRequestContextDidResolveOperation<TContext>) {
       if (operation?.operation === 'subscription') throw new ApiError('BAD_REQUEST', OVER_HTTP);
     },
@@ -23,5 +24,4 @@ export function subscriptionRefusalPlugin<TContext extends object>(): ApolloServ
       response.body = { kind: 'single', singleResult: { errors: [{ message: OVER_HTTP, extensions: { code, status } }] } };
     },
   };
-  return { requestDidStart: async () => listener };
 }

@@ -1,6 +1,7 @@
-import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
+import type { GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import { type DocumentNode, Kind, type ValueNode, visit } from 'graphql';
 import { badInput } from '../errors';
+import type { SharedRequestHooks } from './request-hooks';
 
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -22,9 +23,9 @@ interface DocumentInputs {
  * could not store faithfully: 400 BAD_USER_INPUT naming the argument (docs/contract.md §6).
  * Checking the inputs as they arrive covers every resolver, present and future.
  */
-export function textInputPlugin<TContext extends object>(): ApolloServerPlugin<TContext> {
+export function textInputHooks<TContext extends object>(): SharedRequestHooks<TContext> {
   const scanned = new WeakMap<DocumentNode, DocumentInputs>();
-  const checks = {
+  return {
     async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
       if (!operation) return;
       let inputs = scanned.get(document);
@@ -42,7 +43,6 @@ export function textInputPlugin<TContext extends object>(): ApolloServerPlugin<T
       }
     },
   };
-  return { requestDidStart: async () => checks };
 }
 
 function refusal(where: string) {
