@@ -7,19 +7,20 @@ import type { FieldLimitContext } from './limits/field-limit';
 import type { FieldLimiter } from './limits/field-limiter';
 import type { Decision, RateLimiter } from './limits/limiter';
 import type { LiveContext, LiveServices } from './live/live.context';
-import { type CatalogueLoaders, createCatalogueLoaders } from './pets/catalogue.loaders';
+import { CatalogueLoaderSet, type CatalogueLoaders } from './pets/catalogue.loaders';
 import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
 import type { PetsContext } from './pets/pets.context';
 import { InventoryService } from './store/inventory.service';
 import { OrderService, type PurgeClock } from './store/order.service';
+import type { OrderScope } from './store/order-scope';
 import type { StoreContext } from './store/store.context';
 import type { ReadReplicas } from './sql/read-replicas';
 import { ReadRoute } from './sql/read-route';
 import type { RequestReads } from './sql/read-your-writes';
 import { UNKNOWN_POSITION } from './sql/write-positions';
 import { Statements, type Budget } from './sql/statements';
-import { createStoreLoaders, type StoreLoaders } from './store/store.loaders';
+import { StoreLoaderSet, type StoreLoaders } from './store/store.loaders';
 
 /** The services every resolver and REST route calls: the app's set, or one request's. */
 export interface Services {
@@ -133,5 +134,27 @@ class RequestContext implements Context {
 
 /** A fresh set of loaders: per request, or per live event (shared by that event's subscribers). */
 export function createLoaders(services: Services): Loaders {
-  return { ...createCatalogueLoaders(services), ...createStoreLoaders(services) };
+  return new RequestLoaders(services);
+}
+
+/** The catalogue's loaders and the store's on one object; each loader is made on first use. */
+class RequestLoaders extends CatalogueLoaderSet implements StoreLoaders {
+  private readonly store: StoreLoaders;
+
+  constructor(services: Services) {
+    super(services);
+    this.store = new StoreLoaderSet(services);
+  }
+
+  get orderById() {
+    return this.store.orderById;
+  }
+
+  get inventoryByPetId() {
+    return this.store.inventoryByPetId;
+  }
+
+  visibleOrderById(scope: OrderScope) {
+    return this.store.visibleOrderById(scope);
+  }
 }

@@ -19,46 +19,77 @@ export interface PetsOfCategoryKey extends PageRequest {
   shape: PetShape;
 }
 
-export type CatalogueLoaders = ReturnType<typeof createCatalogueLoaders>;
+/** The catalogue's loaders as their users see them (a class's private state left out of its type). */
+export type CatalogueLoaders = Pick<CatalogueLoaderSet, keyof CatalogueLoaderSet>;
 
-/** Per-request loaders for the catalogue: each batches one tick's lookups into one statement. */
-export function createCatalogueLoaders(services: { pets: PetService; categories: CategoryService }) {
+/**
+ * Per-request loaders for the catalogue: each batches one tick's lookups into one statement. Each
+ * is made on first use: most requests use one of them or none.
+ */
+export class CatalogueLoaderSet {
+  private madePetByKey?: DataLoader<PetKey, Pet | null, string>;
+  private madePetById?: { load(id: string): Promise<Pet | null> };
+  private madeCategoryById?: DataLoader<string, Category | null>;
+  private madePetsOfCategory?: DataLoader<PetsOfCategoryKey, Page<Pet>, string>;
+  private madePetCount?: DataLoader<PetFilter, Count, string>;
+  private madePetCountOfCategory?: DataLoader<string, number>;
+
+  constructor(private readonly services: { pets: PetService; categories: CategoryService }) {}
+
   /**
    * Pets by id, each read with the columns its selection needs: one tick's lookups, whatever
    * their shapes, share one statement selecting the union of those shapes.
    */
-  const petByKey = new DataLoader<PetKey, Pet | null, string>(
-    async (keys) => {
-      const ids = [...new Set(keys.map((key) => key.id))];
-      const pets = await services.pets.findByIds(ids, unionOf(keys.map((key) => key.shape)));
-      return alignByKey(
-        keys.map((key) => key.id),
-        pets,
-        (pet) => pet.id,
-      );
-    },
-    { cacheKeyFn: (key) => `${shapeKey(key.shape)}/${key.id}` },
-  );
-  return {
-    petByKey,
-    /** A pet with its own columns: for readers that know no selection (order.pet, stock.pet, events). */
-    petById: { load: (id: string) => petByKey.load({ id, shape: PET_COLUMNS }) },
-    categoryById: new DataLoader<string, Category | null>(async (ids) =>
-      alignByKey(ids, await services.categories.findByIds(ids), (category) => category.id),
-    ),
-    petsOfCategory: new DataLoader<PetsOfCategoryKey, Page<Pet>, string>(
-      (keys) => loadPetsOfCategories(services.pets, keys),
-      { cacheKeyFn: (key) => `${key.categoryId}/${pageKey(key)}` },
-    ),
-    /** Counts by filter: aliases counting the same filter share one statement. */
-    petCount: new DataLoader<PetFilter, Count, string>((filters) => Promise.all(filters.map((filter) => services.pets.count(filter))), {
+  get petByKey(): DataLoader<PetKey, Pet | null, string> {
+    const { pets } = this.services;
+    return (this.madePetByKey ??= new DataLoader<PetKey, Pet | null, string>(
+      async (keys) => {
+        const ids = [...new Set(keys.map((key) => key.id))];
+        const found = await pets.findByIds(ids, unionOf(keys.map((key) => key.shape)));
+        return alignByKey(
+          keys.map((key) => key.id),
+          found,
+          (pet) => pet.id,
+        );
+      },
+      { cacheKeyFn: (key) => `${shapeKey(key.shape)}/${key.id}` },
+    ));
+  }
+
+  /** A pet with its own columns: for readers that know no selection (order.pet, stock.pet, events). */
+  get petById(): { load(id: string): Promise<Pet | null> } {
+    return (this.madePetById ??= { load: (id: string) => this.petByKey.load({ id, shape: PET_COLUMNS }) });
+  }
+
+  get categoryById(): DataLoader<string, Category | null> {
+    const { categories } = this.services;
+    return (this.madeCategoryById ??= new DataLoader<string, Category | null>(async (ids) =>
+      alignByKey(ids, await categories.findByIds(ids), (category) => category.id),
+    ));
+  }
+
+  get petsOfCategory(): DataLoader<PetsOfCategoryKey, Page<Pet>, string> {
+    const { pets } = this.services;
+    return (this.madePetsOfCategory ??= new DataLoader<PetsOfCategoryKey, Page<Pet>, string>((keys) => loadPetsOfCategories(pets, keys), {
+      cacheKeyFn: (key) => `${key.categoryId}/${pageKey(key)}`,
+    }));
+  }
+
+  /** Counts by filter: aliases counting the same filter share one statement. */
+  get petCount(): DataLoader<PetFilter, Count, string> {
+    const { pets } = this.services;
+    return (this.madePetCount ??= new DataLoader<PetFilter, Count, string>((filters) => Promise.all(filters.map((filter) => pets.count(filter))), {
       cacheKeyFn: (filter) => JSON.stringify([filter.status ?? null, filter.categoryId ?? null, filter.nameContains ?? null]),
-    }),
-    petCountOfCategory: new DataLoader<string, number>(async (ids) => {
-      const counts = await services.pets.countByCategories(ids);
+    }));
+  }
+
+  get petCountOfCategory(): DataLoader<string, number> {
+    const { pets } = this.services;
+    return (this.madePetCountOfCategory ??= new DataLoader<string, number>(async (ids) => {
+      const counts = await pets.countByCategories(ids);
       return ids.map((id) => counts.get(id) ?? 0);
-    }),
-  };
+    }));
+  }
 }
 
 const pageKey = (key: PetsOfCategoryKey) => `${key.first}/${key.afterId ?? ''}/${shapeKey(key.shape)}`;

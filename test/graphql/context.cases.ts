@@ -1,4 +1,4 @@
-import { type Services, createContext } from '../../src/context';
+import { type Services, createContext, createLoaders } from '../../src/context';
 
 /** What Apollo Server does to the context of each operation (its `cloneObject`). */
 const cloneAsApolloDoes = <T extends object>(object: T): T => Object.assign(Object.create(Object.getPrototypeOf(object)), object);
@@ -12,6 +12,19 @@ describe('a request context', () => {
     const loaders = context.loaders;
     expect(loaders.petById).toBeDefined();
     expect(context.loaders).toBe(loaders);
+  });
+
+  it('makes each loader on first use and keeps it, one set per request', () => {
+    const services = { pets: {}, categories: {}, inventory: {}, orders: {} } as unknown as Services;
+    const loaders = createLoaders(services);
+    expect(loaders.categoryById).toBe(loaders.categoryById);
+    expect(loaders.orderById).toBe(loaders.orderById);
+    expect(loaders.inventoryByPetId).toBe(loaders.inventoryByPetId);
+    expect(loaders.petById).toBe(loaders.petById);
+    const scope = { apiKeyId: '1', admin: false };
+    expect(loaders.visibleOrderById(scope)).toBe(loaders.visibleOrderById({ ...scope }));
+    expect(loaders.visibleOrderById({ apiKeyId: '2', admin: false })).not.toBe(loaders.visibleOrderById(scope));
+    expect(createLoaders(services).categoryById).not.toBe(loaders.categoryById);
   });
 });
 
