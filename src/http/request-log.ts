@@ -34,6 +34,9 @@ export function requestLog(logger: Logger, metrics: Metrics) {
       const { surface, operation } = state;
       const aborted = !res.writableFinished;
       metrics.observeRequest(surface, operation, aborted ? 'aborted' : res.statusCode, seconds);
+      const failed = !aborted && res.statusCode >= 500;
+      // At LOG_LEVEL=warn (as deployed under load) the line of an answered request is not even built.
+      if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
       const line = {
         requestId: state.requestId,
         method: req.method,
@@ -49,7 +52,7 @@ export function requestLog(logger: Logger, metrics: Metrics) {
         ...scope.trace?.logFields(),
       };
       if (aborted) logger.info(line, 'request aborted');
-      else if (res.statusCode >= 500) logger.error(line, 'request failed');
+      else if (failed) logger.error(line, 'request failed');
       else logger.info(line, 'request');
     });
     return state;
