@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { BENCH_KEY } from './fixture';
+import { checkpointCount } from './pg-cpu';
 import type { BenchServer } from './processes';
 
 export const SOCKETS = 100;
@@ -19,6 +20,8 @@ export interface FanOutReport {
   errors: number;
   /** The subscribers' own CPU while measuring (their process, all gateways' subscribers). */
   cpuMicros: number;
+  /** The subscribers' event-loop delay while measuring, p99 in ms: how late their receipts may be stamped. */
+  loopDelayP99: number;
 }
 
 /** Stock changes a second, spread over the first HOT_PETS pets: 2,000 events a second. */
@@ -44,6 +47,12 @@ export interface FanOutRow {
   cpuMsPerEvent: number;
   /** The subscribers' process (the bench's client side), per event received. */
   clientCpuMsPerEvent: number;
+  /** The changes' own round trip (the mutation's send to its answer, after its commit), p99 ms. */
+  changeP99: number;
+  /** PostgreSQL checkpoints begun while measuring (any database's): each stalls commits for a while. */
+  checkpoints: number;
+  /** The subscribers' process's event-loop delay, p99 ms. */
+  clientLoopDelayP99: number;
   failed: number;
 }
 
@@ -52,10 +61,11 @@ const UPDATE = 'mutation Stock($p: ID!, $q: Int!) { updateInventory(petId: $p, i
 /**
  * The fan-out scenario: 1,000 subscriptions over 100 sockets on the given gateways, and a steady
  * stream of stock changes committed through the first. A change's quantity is the time it was
- * sent, so latency is measured from the mutation's send (its commit comes within the mutation's
- * own few milliseconds) to the subscriber. CPU is every gateway's, mutations included.
+ * sent, so latency is measured from the mutation's send to the subscriber; beside it, the
+ * mutations' own round trip (their commit included) and the PostgreSQL checkpoints begun meanwhile
+ * tell a slow commit from a slow fan-out. CPU is every gateway's, mutations included.
  */
-export async function runFanOut(gateways: BenchServer[], seconds: number, transport: FanOutTransport = 'graphql-ws'): Promise<FanOutRow> {
+export async function runFanOut(gateways: BenchServer[], seconds: number, databaseUrl: string, transport: FanOutTransport = 'graphql-ws'): Promise<FanOutRow> {
   const worker = fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS), transport], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -77,12 +87,16 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, transp
     });
     await new Promise((resolve) => setTimeout(resolve, WARM_UP_MS));
     const before = await Promise.all(gateways.map((g) => g.stats()));
+    const checkpointsBefore = await checkpointCount(databaseUrl);
     worker.send('start');
     await reply('started');
+    changes.roundTrips.length = 0;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     worker.send('stop');
     const report = await reply<FanOutReport>('report');
+    const roundTrips = [...changes.roundTrips].sort((a, b) => a - b);
     const after = await Promise.all(gateways.map((g) => g.stats()));
+    const checkpoints = (await checkpointCount(databaseUrl)) - checkpointsBefore;
     await changes.stop();
     const events = report.perGateway.reduce((sum, g) => sum + g.events, 0);
     const cpuMs = after.reduce((sum, stats, i) => sum + (stats.cpuMicros - before[i].cpuMicros) / 1000, 0);
@@ -98,6 +112,9 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, transp
       p99: Math.max(...report.perGateway.map((g) => g.p99)),
       cpuMsPerEvent: Number((cpuMs / events).toFixed(3)),
       clientCpuMsPerEvent: Number((report.cpuMicros / 1000 / events).toFixed(3)),
+      clientLoopDelayP99: report.loopDelayP99,
+      changeP99: roundTrips[Math.min(roundTrips.length - 1, Math.floor(roundTrips.length * 0.99))] ?? NaN,
+      checkpoints,
       failed: failed + report.errors,
     };
   } finally {
@@ -106,11 +123,13 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, transp
 }
 
 /** Commits CHANGES_PER_SECOND stock changes a second through one gateway until stopped. */
-function changeStream(port: number, onFailure: (reason: string) => void): { stop(): Promise<void> } {
+function changeStream(port: number, onFailure: (reason: string) => void): { stop(): Promise<void>; roundTrips: number[] } {
   const inFlight = new Set<Promise<void>>();
   let n = 0;
+  const roundTrips: number[] = [];
   const send = () => {
     const petId = String(1 + (n++ % HOT_PETS));
+    const sentAt = Date.now();
     const request = fetch(`http://127.0.0.1:${port}/graphql`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-API-Key': BENCH_KEY },
@@ -118,6 +137,7 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
     })
       .then(async (response) => {
         const body = (await response.json()) as { data?: { updateInventory?: unknown } };
+        roundTrips.push(Date.now() - sentAt);
         if (!body.data?.updateInventory) onFailure(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
       })
       .catch((error: unknown) => onFailure(String(error)))
@@ -136,6 +156,7 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
     }
   }, 5);
   return {
+    roundTrips,
     async stop() {
       clearInterval(timer);
       await Promise.all(inFlight);
@@ -144,11 +165,11 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
 }
 
 export function fanOutTable(rows: FanOutRow[]): string {
-  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | client CPU ms/event | failed |';
+  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | client CPU ms/event | client loop delay p99 ms | change round trip p99 ms | checkpoints | failed |';
   const lines = rows.map(
     (row) =>
       `| ${row.instances} | ${row.transport} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
-      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.clientCpuMsPerEvent} | ${row.failed} |`,
+      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.clientCpuMsPerEvent} | ${row.clientLoopDelayP99} | ${row.changeP99} | ${row.checkpoints} | ${row.failed} |`,
   );
-  return [header, '|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [header, '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
   let errors = 0;
   // This process's own CPU while measuring: parsing 1,000 SSE streams must not be what the bench measures.
   let cpuAtStart = process.cpuUsage();
+  // How late this process runs its callbacks: a busy client stamps events late, and the bench would charge the gateway.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   const record = (gateway: number) => ({
     next: (result: { data?: { inventoryChanged: { quantity: number } } | null }) => {
       const sent = result.data?.inventoryChanged.quantity;
@@ -73,15 +76,18 @@ async function main(): Promise<void> {
       latencies.forEach((list) => (list.length = 0));
       measuring = true;
       cpuAtStart = process.cpuUsage();
+      loopDelay.reset();
+      loopDelay.enable();
       process.send?.({ started: true });
     } else if (message === 'stop') {
       measuring = false;
       const cpu = process.cpuUsage(cpuAtStart);
+      loopDelay.disable();
       const perGateway = latencies.map((list) => {
         const sorted = [...list].sort((a, b) => a - b);
         return { events: list.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
       });
-      process.send?.({ report: { perGateway, errors, cpuMicros: cpu.user + cpu.system } satisfies FanOutReport });
+      process.send?.({ report: { perGateway, errors, cpuMicros: cpu.user + cpu.system, loopDelayP99: Math.round(loopDelay.percentile(99) / 1e6) } satisfies FanOutReport });
     } else if (message === 'exit') {
       process.exit(0);
     }

@@ -208,7 +208,7 @@ async function main(): Promise<void> {
       live.forEach((server) => servers.set(server.name, server));
       for (const instances of [[live[0]], live]) {
         for (const transport of FAN_OUT_TRANSPORTS) {
-          const row = await runFanOut(instances, SECONDS, transport);
+          const row = await runFanOut(instances, SECONDS, databaseUrl, transport);
           console.log(`fan-out on ${instances.length} instance(s) over ${transport}: ${row.eventsPerSecond} events/s, p99 ${row.p99} ms`);
           fanOut.push(row);
         }
