@@ -1,5 +1,7 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
+import { Client } from 'pg';
+import { CHANGES_CHANNEL } from '../../src/sql/notify';
 import { BENCH_KEY } from './fixture';
 import { checkpointCount } from './pg-cpu';
 import type { BenchServer } from './processes';
@@ -49,6 +51,11 @@ export interface FanOutRow {
   clientCpuMsPerEvent: number;
   /** The changes' own round trip (the mutation's send to its answer, after its commit), p99 ms. */
   changeP99: number;
+  /**
+   * The changes' NOTIFY as heard by a LISTEN of the bench's own, p99 ms from the send: what the
+   * subscribers' p99 would be if fanning out took no time; the difference is the gateways'.
+   */
+  notifyP99: number;
   /** PostgreSQL checkpoints begun while measuring (any database's): each stalls commits for a while. */
   checkpoints: number;
   /** The subscribers' process's event-loop delay, p99 ms. */
@@ -88,13 +95,17 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, databa
     await new Promise((resolve) => setTimeout(resolve, WARM_UP_MS));
     const before = await Promise.all(gateways.map((g) => g.stats()));
     const checkpointsBefore = await checkpointCount(databaseUrl);
+    const notified = await listenForStamps(databaseUrl);
     worker.send('start');
     await reply('started');
     changes.roundTrips.length = 0;
+    notified.stamps.length = 0;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     worker.send('stop');
     const report = await reply<FanOutReport>('report');
     const roundTrips = [...changes.roundTrips].sort((a, b) => a - b);
+    const notifies = [...notified.stamps].sort((a, b) => a - b);
+    await notified.close();
     const after = await Promise.all(gateways.map((g) => g.stats()));
     const checkpoints = (await checkpointCount(databaseUrl)) - checkpointsBefore;
     await changes.stop();
@@ -114,12 +125,26 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, databa
       clientCpuMsPerEvent: Number((report.cpuMicros / 1000 / events).toFixed(3)),
       clientLoopDelayP99: report.loopDelayP99,
       changeP99: roundTrips[Math.min(roundTrips.length - 1, Math.floor(roundTrips.length * 0.99))] ?? NaN,
+      notifyP99: notifies[Math.min(notifies.length - 1, Math.floor(notifies.length * 0.99))] ?? NaN,
       checkpoints,
       failed: failed + report.errors,
     };
   } finally {
     worker.send('exit');
   }
+}
+
+/** Each stock change's latency from its send to its NOTIFY reaching a listener of the bench's own. */
+async function listenForStamps(databaseUrl: string): Promise<{ stamps: number[]; close(): Promise<void> }> {
+  const client = new Client({ connectionString: databaseUrl });
+  const stamps: number[] = [];
+  client.on('notification', ({ payload }) => {
+    const change = JSON.parse(payload ?? 'null') as { type?: string; quantity?: number } | null;
+    if (change?.type === 'stock' && typeof change.quantity === 'number') stamps.push((Date.now() - change.quantity + STAMP_MODULO) % STAMP_MODULO);
+  });
+  await client.connect();
+  await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+  return { stamps, close: () => client.end() };
 }
 
 /** Commits CHANGES_PER_SECOND stock changes a second through one gateway until stopped. */
@@ -165,11 +190,11 @@ function changeStream(port: number, onFailure: (reason: string) => void): { stop
 }
 
 export function fanOutTable(rows: FanOutRow[]): string {
-  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | client CPU ms/event | client loop delay p99 ms | change round trip p99 ms | checkpoints | failed |';
+  const header = '| instances | transport | subscriptions | changes/s | events delivered/s | p50 ms | p99 ms | per instance (events, p50, p99) | CPU ms/event | client CPU ms/event | client loop delay p99 ms | change round trip p99 ms | NOTIFY heard p99 ms | checkpoints | failed |';
   const lines = rows.map(
     (row) =>
       `| ${row.instances} | ${row.transport} | ${row.subscriptions} | ${row.changesPerSecond} | ${row.eventsPerSecond} | ${row.p50} | ${row.p99} | ` +
-      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.clientCpuMsPerEvent} | ${row.clientLoopDelayP99} | ${row.changeP99} | ${row.checkpoints} | ${row.failed} |`,
+      `${row.perGateway.map((g, i) => `${i === 0 ? 'A' : 'B'}: ${g.events}, ${g.p50}, ${g.p99}`).join('; ')} | ${row.cpuMsPerEvent} | ${row.clientCpuMsPerEvent} | ${row.clientLoopDelayP99} | ${row.changeP99} | ${row.notifyP99} | ${row.checkpoints} | ${row.failed} |`,
   );
-  return [header, '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [header, '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
