@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { CHANGES_CHANNEL } from '../../src/sql/notify';
@@ -17,14 +17,20 @@ export const STAMP_MODULO = 1_000_000;
 export type FanOutTransport = 'graphql-ws' | 'sse';
 
 export interface FanOutReport {
-  /** Per gateway, in the worker's argv order: events received while measuring, and their latencies. */
-  perGateway: { events: number; p50: number; p99: number }[];
+  /** Per gateway, in the worker's argv order: the latencies (ms) of the events received while measuring. */
+  latencies: number[][];
   errors: number;
-  /** The subscribers' own CPU while measuring (their process, all gateways' subscribers). */
+  /** The subscribers' own CPU while measuring (this worker's process). */
   cpuMicros: number;
   /** The subscribers' event-loop delay while measuring, p99 in ms: how late their receipts may be stamped. */
   loopDelayP99: number;
 }
+
+/**
+ * Processes the subscribers are spread over (BENCH_FANOUT_WORKERS): one process parsing 1,000 SSE
+ * streams on a busy machine stamps receipts late, and the bench would charge that to the gateway.
+ */
+export const SUBSCRIBER_PROCESSES = Number(process.env.BENCH_FANOUT_WORKERS ?? 2);
 
 /** Stock changes a second, spread over the first HOT_PETS pets: 2,000 events a second. */
 export const CHANGES_PER_SECOND = Number(process.env.BENCH_CHANGES_PER_SECOND ?? 100);
@@ -47,7 +53,7 @@ export interface FanOutRow {
   p50: number;
   p99: number;
   cpuMsPerEvent: number;
-  /** The subscribers' process (the bench's client side), per event received. */
+  /** The subscribers' processes (the bench's client side), per event received. */
   clientCpuMsPerEvent: number;
   /** The changes' own round trip (the mutation's send to its answer, after its commit), p99 ms. */
   changeP99: number;
@@ -58,10 +64,12 @@ export interface FanOutRow {
   notifyP99: number;
   /** PostgreSQL checkpoints begun while measuring (any database's): each stalls commits for a while. */
   checkpoints: number;
-  /** The subscribers' process's event-loop delay, p99 ms. */
+  /** The subscribers' processes' event-loop delay, p99 ms (the worst of them). */
   clientLoopDelayP99: number;
   failed: number;
 }
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN);
 
 const UPDATE = 'mutation Stock($p: ID!, $q: Int!) { updateInventory(petId: $p, input: { quantity: $q }) { quantity } }';
 
@@ -73,10 +81,12 @@ const UPDATE = 'mutation Stock($p: ID!, $q: Int!) { updateInventory(petId: $p, i
  * tell a slow commit from a slow fan-out. CPU is every gateway's, mutations included.
  */
 export async function runFanOut(gateways: BenchServer[], seconds: number, databaseUrl: string, transport: FanOutTransport = 'graphql-ws'): Promise<FanOutRow> {
-  const worker = fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS), transport], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const reply = <T>(field: string) =>
+  const workers = Array.from({ length: SUBSCRIBER_PROCESSES }, (_, index) =>
+    fork(join(__dirname, 'fan-out.worker.js'), [JSON.stringify(gateways.map((g) => g.port)), String(HOT_PETS), transport, String(index), String(SUBSCRIBER_PROCESSES)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const reply = <T>(worker: ChildProcess, field: string) =>
     new Promise<T>((resolve, reject) => {
       const onMessage = (message: Record<string, unknown>) => {
         if (!(field in message)) return;
@@ -86,8 +96,16 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, databa
       worker.on('message', onMessage);
       worker.once('exit', (code) => reject(new Error(`expected the fan-out worker to answer ${field}, got exit ${code}`)));
     });
+  const all = <T>(message: string, field: string) =>
+    Promise.all(
+      workers.map((worker) => {
+        const answer = reply<T>(worker, field);
+        if (message) worker.send(message);
+        return answer;
+      }),
+    );
   try {
-    await reply('ready');
+    await all('', 'ready');
     let failed = 0;
     const changes = changeStream(gateways[0].port, (reason) => {
       if (failed++ === 0) console.log(`fan-out: a change failed: ${reason}`);
@@ -96,13 +114,21 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, databa
     const before = await Promise.all(gateways.map((g) => g.stats()));
     const checkpointsBefore = await checkpointCount(databaseUrl);
     const notified = await listenForStamps(databaseUrl);
-    worker.send('start');
-    await reply('started');
+    await all('start', 'started');
     changes.roundTrips.length = 0;
     notified.stamps.length = 0;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    worker.send('stop');
-    const report = await reply<FanOutReport>('report');
+    const reports = await all<FanOutReport>('stop', 'report');
+    const perGateway = gateways.map((_, g) => {
+      const sorted = reports.flatMap((report) => report.latencies[g]).sort((a, b) => a - b);
+      return { events: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+    });
+    const report = {
+      perGateway,
+      errors: reports.reduce((sum, each) => sum + each.errors, 0),
+      cpuMicros: reports.reduce((sum, each) => sum + each.cpuMicros, 0),
+      loopDelayP99: Math.max(...reports.map((each) => each.loopDelayP99)),
+    };
     const roundTrips = [...changes.roundTrips].sort((a, b) => a - b);
     const notifies = [...notified.stamps].sort((a, b) => a - b);
     await notified.close();
@@ -124,13 +150,13 @@ export async function runFanOut(gateways: BenchServer[], seconds: number, databa
       cpuMsPerEvent: Number((cpuMs / events).toFixed(3)),
       clientCpuMsPerEvent: Number((report.cpuMicros / 1000 / events).toFixed(3)),
       clientLoopDelayP99: report.loopDelayP99,
-      changeP99: roundTrips[Math.min(roundTrips.length - 1, Math.floor(roundTrips.length * 0.99))] ?? NaN,
-      notifyP99: notifies[Math.min(notifies.length - 1, Math.floor(notifies.length * 0.99))] ?? NaN,
+      changeP99: percentile(roundTrips, 0.99),
+      notifyP99: percentile(notifies, 0.99),
       checkpoints,
       failed: failed + report.errors,
     };
   } finally {
-    worker.send('exit');
+    for (const worker of workers) worker.send('exit');
   }
 }
 
