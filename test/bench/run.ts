@@ -66,7 +66,10 @@ const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
-/** BENCH_FANOUT_TRANSPORTS: the fan-out's subscribers over `graphql-ws`, `sse`, or both (the default). */
+/**
+ * BENCH_FANOUT_TRANSPORTS: the fan-out's subscribers over `graphql-ws`, `sse`, or both (the default);
+ * BENCH_FANOUT_WORKERS: how many processes they are spread over (2, fan-out.ts).
+ */
 const FAN_OUT_TRANSPORTS = (process.env.BENCH_FANOUT_TRANSPORTS ?? 'graphql-ws,sse').split(',') as FanOutTransport[];
 const KEYED_ATTACK = !ONLY || ONLY.includes('keyed-attack');
 const CROWD = !ONLY || ONLY.includes('crowd');
