@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -5,8 +6,8 @@ import { type FanOutReport, type FanOutTransport, PETS_WATCHED, SOCKETS, STAMP_M
 import { orderKey } from './fixture';
 
 /**
- * The fan-out bench's subscribers, in a process of their own: SOCKETS graphql-ws sockets spread
- * over the gateways (argv[2], a JSON list of ports), SUBSCRIPTIONS_PER_SOCKET `inventoryChanged`
+ * The fan-out bench's subscribers, in processes of their own (this one opens every argv[6]-th of
+ * the SOCKETS, from the argv[5]-th): graphql-ws sockets spread over the gateways (argv[2], a JSON list of ports), SUBSCRIPTIONS_PER_SOCKET `inventoryChanged`
  * subscriptions each, every one watching PETS_WATCHED random pets among the first argv[3]. Each
  * socket uses a key of its own. An event's `quantity` is the time its change was sent (ms, modulo
  * 1,000,000), so its latency is read off on arrival. Answers `start` and `stop` over IPC. With
@@ -15,17 +16,20 @@ import { orderKey } from './fixture';
  */
 const QUERY = 'subscription Stock($p: [ID!]) { inventoryChanged(petIds: $p) { petId quantity } }';
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN);
-
 async function main(): Promise<void> {
   const ports = JSON.parse(process.argv[2]) as number[];
   const hotPets = Number(process.argv[3]);
   const transport = (process.argv[4] ?? 'graphql-ws') as FanOutTransport;
+  // This process's share of the sockets: every count-th, from index.
+  const index = Number(process.argv[5] ?? 0);
+  const count = Number(process.argv[6] ?? 1);
   const latencies: number[][] = ports.map(() => []);
   let measuring = false;
   let errors = 0;
   // This process's own CPU while measuring: parsing 1,000 SSE streams must not be what the bench measures.
   let cpuAtStart = process.cpuUsage();
+  // How late this process runs its callbacks: a busy client stamps events late, and the bench would charge the gateway.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   const record = (gateway: number) => ({
     next: (result: { data?: { inventoryChanged: { quantity: number } } | null }) => {
       const sent = result.data?.inventoryChanged.quantity;
@@ -39,7 +43,7 @@ async function main(): Promise<void> {
     while (pets.size < PETS_WATCHED) pets.add(String(1 + Math.floor(Math.random() * hotPets)));
     return { query: QUERY, variables: { p: [...pets] } };
   };
-  for (let s = 0; s < SOCKETS; s++) {
+  for (let s = index; s < SOCKETS; s += count) {
     const gateway = s % ports.length;
     if (transport === 'sse') {
       const client = createSseClient({ url: `http://127.0.0.1:${ports[gateway]}/graphql/stream`, headers: { 'X-API-Key': orderKey(s) }, retryAttempts: 0 });
@@ -73,15 +77,14 @@ async function main(): Promise<void> {
       latencies.forEach((list) => (list.length = 0));
       measuring = true;
       cpuAtStart = process.cpuUsage();
+      loopDelay.reset();
+      loopDelay.enable();
       process.send?.({ started: true });
     } else if (message === 'stop') {
       measuring = false;
       const cpu = process.cpuUsage(cpuAtStart);
-      const perGateway = latencies.map((list) => {
-        const sorted = [...list].sort((a, b) => a - b);
-        return { events: list.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
-      });
-      process.send?.({ report: { perGateway, errors, cpuMicros: cpu.user + cpu.system } satisfies FanOutReport });
+      loopDelay.disable();
+      process.send?.({ report: { latencies, errors, cpuMicros: cpu.user + cpu.system, loopDelayP99: Math.round(loopDelay.percentile(99) / 1e6) } satisfies FanOutReport });
     } else if (message === 'exit') {
       process.exit(0);
     }

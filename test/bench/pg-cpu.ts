@@ -51,3 +51,23 @@ export function cpuSpent(before: BackendCpu, after: BackendCpu): number {
   for (const [pid, now] of after) micros += now - (before.get(pid) ?? 0);
   return micros;
 }
+
+/**
+ * How many checkpoints the PostgreSQL server has started (timed or requested, by any database's
+ * work: another database's DROP DATABASE asks for one at once). A checkpoint's flush stalls
+ * commits everywhere, so a latency measured across one says more of the server than of a gateway.
+ */
+export async function checkpointCount(databaseUrl: string): Promise<number> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ count: string }>('SELECT checkpoints_timed + checkpoints_req AS count FROM pg_stat_bgwriter');
+    return Number(rows[0].count);
+  } catch {
+    // PostgreSQL 17 counts them in pg_stat_checkpointer instead.
+    const { rows } = await client.query<{ count: string }>('SELECT num_timed + num_requested AS count FROM pg_stat_checkpointer');
+    return Number(rows[0].count);
+  } finally {
+    await client.end();
+  }
+}

@@ -66,7 +66,10 @@ const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
-/** BENCH_FANOUT_TRANSPORTS: the fan-out's subscribers over `graphql-ws`, `sse`, or both (the default). */
+/**
+ * BENCH_FANOUT_TRANSPORTS: the fan-out's subscribers over `graphql-ws`, `sse`, or both (the default);
+ * BENCH_FANOUT_WORKERS: how many processes they are spread over (2, fan-out.ts).
+ */
 const FAN_OUT_TRANSPORTS = (process.env.BENCH_FANOUT_TRANSPORTS ?? 'graphql-ws,sse').split(',') as FanOutTransport[];
 const KEYED_ATTACK = !ONLY || ONLY.includes('keyed-attack');
 const CROWD = !ONLY || ONLY.includes('crowd');
@@ -208,7 +211,7 @@ async function main(): Promise<void> {
       live.forEach((server) => servers.set(server.name, server));
       for (const instances of [[live[0]], live]) {
         for (const transport of FAN_OUT_TRANSPORTS) {
-          const row = await runFanOut(instances, SECONDS, transport);
+          const row = await runFanOut(instances, SECONDS, databaseUrl, transport);
           console.log(`fan-out on ${instances.length} instance(s) over ${transport}: ${row.eventsPerSecond} events/s, p99 ${row.p99} ms`);
           fanOut.push(row);
         }
