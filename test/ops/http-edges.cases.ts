@@ -11,13 +11,24 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Writes raw bytes and collects the answer until the server closes the connection. */
-function exchange(url: string, bytes: string, endAfterMs = 1_000): Promise<{ head: string; body: string; closedAfterMs: number }> {
+/**
+ * Writes raw bytes and collects the answer until the server closes the connection. The client
+ * ends its side after `endAfterMs` (0: never), or as soon as `answered` says all it waits for has come.
+ */
+function exchange(
+  url: string,
+  bytes: string,
+  endAfterMs = 1_000,
+  answered?: (text: string) => boolean,
+): Promise<{ head: string; body: string; closedAfterMs: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
     let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      if (answered?.(text)) socket.end();
+    });
     socket.on('error', reject);
     socket.on('close', () => {
       const split = text.indexOf('\r\n\r\n');
@@ -26,6 +37,13 @@ function exchange(url: string, bytes: string, endAfterMs = 1_000): Promise<{ hea
     socket.write(bytes);
     if (endAfterMs > 0) setTimeout(() => socket.end(), endAfterMs);
   });
+}
+
+/** A final (non-1xx) answer has come with all of its Content-Length. */
+function wholeFinalAnswer(text: string): boolean {
+  const final = /HTTP\/1\.1 [2-5]\d\d [^]*?\r\n\r\n/.exec(text);
+  const length = final && /^Content-Length: (\d+)$/im.exec(final[0]);
+  return !!length && text.length - (final.index + final[0].length) >= Number(length[1]);
 }
 
 describe('requests Node would answer with an empty body', () => {
@@ -48,9 +66,12 @@ describe('requests Node would answer with an empty body', () => {
     const old = await exchange(t.url, 'GET /openapi.json HTTP/1.0\r\n\r\n', 0);
     expect(old.head).toMatch(/^HTTP\/1\.1 200 /);
     const body = JSON.stringify({ query: '{ pets(first: 1) { totalCount } }' });
+    // The connection stays open for the next request: the client ends it once the 200 is whole.
     const continued = await exchange(
       t.url,
       `POST /graphql HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      5_000,
+      wholeFinalAnswer,
     );
     expect(continued.head).toBe('HTTP/1.1 100 Continue');
     expect(continued.body).toMatch(/^HTTP\/1\.1 200 /);
