@@ -11,6 +11,17 @@ import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } 
 /** Asks nothing of the database: on the embedded one, a statement's own work would delay the loop. */
 const NO_DATABASE = '{ __typename }';
 
+/** One caller of each class, by name: anonymous, FREE, the paying plans and an admin key. */
+function everyClass(): [string, Who][] {
+  return [
+    ['anonymous', anonymous('10.0.0.1')],
+    ['FREE', keyOf(Plan.FREE)],
+    ['PRO', keyOf(Plan.PRO)],
+    ['BUSINESS', keyOf(Plan.BUSINESS)],
+    ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
+  ];
+}
+
 /** Keeps the event loop busy for `ms`, as a crowd's requests would. */
 function busyLoop(ms: number): void {
   const until = performance.now() + ms;
@@ -46,13 +57,7 @@ describe('a busy event loop', () => {
       },
       observed,
     );
-    const callers: [string, Who][] = [
-      ['anonymous', anonymous('10.0.0.1')],
-      ['FREE', keyOf(Plan.FREE)],
-      ['PRO', keyOf(Plan.PRO)],
-      ['BUSINESS', keyOf(Plan.BUSINESS)],
-      ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
-    ];
+    const callers = everyClass();
     // Each caller already has CROWDING_REQUESTS requests running.
     for (const [name, caller] of callers) {
       for (let i = 0; i < CROWDING_REQUESTS; i += 1) expect((await admitter.admit(caller, name, new Scope())).refusal).toBeUndefined();
@@ -109,13 +114,7 @@ describe('a client that ignores Retry-After', () => {
   it('holds anonymous clients and FREE keys, never a paying or admin key, however many of its requests a busy pool keeps on the instance', async () => {
     const observed: Observed = { refusals: [], held: 0 };
     const admitter = testAdmitter({ admissionOf: () => ({ max: 32, queue: 64, waitMs: 1_000 }), holdUntilRetryAfter: heldUntilRetryAfterOf }, observed);
-    const callers: [string, Who][] = [
-      ['anonymous', anonymous('10.0.0.1')],
-      ['FREE', keyOf(Plan.FREE)],
-      ['PRO', keyOf(Plan.PRO)],
-      ['BUSINESS', keyOf(Plan.BUSINESS)],
-      ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
-    ];
+    const callers = everyClass();
     const running: Scope[] = [];
     for (const [name, caller] of callers) {
       for (let i = 0; i < CROWDING_REQUESTS; i += 1) {
