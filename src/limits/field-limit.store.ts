@@ -35,8 +35,9 @@ const DEFAULT_WINDOW_MS = 60_000;
 
 /**
  * graphql-rate-limit's Store: the call timestamps of one field for one caller. In Redis they are
- * a JSON array under `petstore:fl:{identity}:field`, expiring with the newest timestamp's window; a
- * failing Redis falls back to memory, so a field limit never fails a request.
+ * a JSON array under `petstore:fl:{identity}:field`, expiring with the newest timestamp's window,
+ * and in this process's memory too; a failing or slow Redis falls back to memory, so a field
+ * limit never fails a request, and what was admitted before or during the fallback still counts.
  *
  * The library reads, then writes: two instances could interleave between the two and both admit
  * the last call. `exclusive` therefore holds a short Redis lock per (identity, field) around each
@@ -54,36 +55,42 @@ export class FieldLimitStore implements Store {
   }
 
   async getForIdentity(identity: Identity): Promise<readonly number[]> {
+    const remembered = this.remembered(this.key(identity));
     const redis = this.usableRedis();
     if (redis) {
       try {
         const stored = await redis.get(this.key(identity));
-        return stored ? (JSON.parse(stored) as number[]) : [];
+        // What this instance admitted while Redis was out of use is in its memory alone: both
+        // lists together, so that moving between the two never forgets a call admitted.
+        return joined(stored ? (JSON.parse(stored) as number[]) : [], remembered);
       } catch {
         // Answered from memory below; the limiter store reports the outage.
       }
     }
-    const entry = this.memory.get(this.key(identity));
-    return entry && entry.expiresAt > Date.now() ? entry.timestamps : [];
+    return remembered;
   }
 
   async setForIdentity(identity: Identity, timestamps: readonly number[], windowMs = DEFAULT_WINDOW_MS): Promise<void> {
     const now = Date.now();
     // The list is useful until its newest call leaves the window.
     const ttl = timestamps.length === 0 ? 0 : Math.max(...timestamps) + windowMs - now;
-    const redis = this.usableRedis();
-    if (redis) {
-      try {
-        if (ttl > 0) await redis.set(this.key(identity), JSON.stringify(timestamps), 'PX', Math.ceil(ttl));
-        else await redis.del(this.key(identity));
-        return;
-      } catch {
-        // Kept in memory below.
-      }
-    }
+    // Always kept in memory too: should Redis go out of use, this instance's own calls still count.
     this.sweep(now);
     if (ttl > 0) this.memory.set(this.key(identity), { timestamps: [...timestamps], expiresAt: now + ttl });
     else this.memory.delete(this.key(identity));
+    const redis = this.usableRedis();
+    if (!redis) return;
+    try {
+      if (ttl > 0) await redis.set(this.key(identity), JSON.stringify(timestamps), 'PX', Math.ceil(ttl));
+      else await redis.del(this.key(identity));
+    } catch {
+      // Kept in memory above.
+    }
+  }
+
+  private remembered(key: string): readonly number[] {
+    const entry = this.memory.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.timestamps : [];
   }
 
   /**
@@ -127,4 +134,20 @@ export class FieldLimitStore implements Store {
     this.lastSweep = now;
     dropWhere(this.memory, (entry) => entry.expiresAt <= now);
   }
+}
+
+/**
+ * Every call in either list, once: memory holds a copy of the Redis list this instance last wrote
+ * (calls of other instances since then are in Redis alone), plus the calls it admitted from
+ * memory. A timestamp appearing n times in one list and m in the other is n ∨ m calls.
+ */
+function joined(shared: readonly number[], remembered: readonly number[]): readonly number[] {
+  const counts = new Map<number, number>();
+  for (const at of shared) counts.set(at, (counts.get(at) ?? 0) + 1);
+  const onlyRemembered = remembered.filter((at) => {
+    const left = counts.get(at) ?? 0;
+    if (left > 0) counts.set(at, left - 1);
+    return left === 0;
+  });
+  return onlyRemembered.length === 0 ? shared : [...shared, ...onlyRemembered];
 }

@@ -9,6 +9,8 @@ import type { TestApp } from './app';
 export async function holdTable(t: TestApp, table: string): Promise<{ release: () => Promise<void> }> {
   const runner: QueryRunner = t.db.dataSource.createQueryRunner();
   await runner.startTransaction();
+  // The database's own time-outs (the gateway sets them for its sessions) would end the lock early on a slow machine.
+  await runner.query('SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0');
   await runner.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
   return {
     release: async () => {

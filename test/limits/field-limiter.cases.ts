@@ -122,4 +122,18 @@ withRedis('field limiter over Redis', () => {
       await other.quit();
     }
   });
+
+  it('counts every call once across a spell of Redis out of use, before, during and after it', async () => {
+    let useRedis = true;
+    const identity = freshIdentity();
+    const limiter = createFieldLimiter(new FieldLimitStore({ redis, prefix, useRedis: () => useRedis }));
+    expect(admitted(await concurrently(limiter, identity, 4))).toBe(4);
+    // Redis slow or failing: this instance answers from memory, which has the 4 already.
+    useRedis = false;
+    expect(admitted(await concurrently(limiter, identity, 3))).toBe(3);
+    // Back on Redis, which missed the 3: they still count.
+    useRedis = true;
+    expect(admitted(await concurrently(limiter, identity, 5))).toBe(3);
+    expect(JSON.parse((await redis.get(`${prefix}:{${identity}}:placeOrder`)) as string)).toHaveLength(10);
+  });
 });
