@@ -27,8 +27,9 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * not per round, since the attacker's quota and bans outlive a run. It reports the victim's
  * latency, its 503s, and how many attack requests were served.
  *
- * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP JSON to a receiver in this
- * process), every request recorded or one in ten (parentbased_traceidratio 0.1). BENCH_BASELINE, the
+ * `tracing` runs Q1 on the gateway untraced and traced (OTLP/HTTP to a receiver in this process, in
+ * the SDK's default protobuf), every request recorded or one in ten (parentbased_traceidratio 0.1),
+ * and every request recorded exported as JSON (OTEL_EXPORTER_OTLP_PROTOCOL http/json). BENCH_BASELINE, the
  * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
  * that code's gateway to Q1, Q2, cheap and tracing: what a change, and tracing off, cost against it.
  *
@@ -58,7 +59,7 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway', ...baseline]],
   ['attack', ['gateway, limiter off', 'gateway']],
-  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', ...baseline]],
+  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', 'gateway, tracing on, JSON', ...baseline]],
 ];
 /** What a scenario sends, when it is not its name. */
 const LOAD: Record<string, string> = { tracing: 'Q1' };
@@ -161,11 +162,13 @@ async function main(): Promise<void> {
     servers.set('gateway, limiter off', await startServer('gateway, limiter off', 'gateway.server.js', ['off'], env));
     if (PLAN.some(([scenario]) => scenario === 'tracing')) {
       sink = await startSpanSink();
-      const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'petstore-bench' };
+      const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
       servers.set('gateway, tracing on', await startServer('gateway, tracing on', 'gateway.server.js', ['redis'], traced));
       // What propagation and instrumentation cost with most requests left unrecorded.
       const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
       servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], sampled));
+      const json = { ...traced, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+      servers.set('gateway, tracing on, JSON', await startServer('gateway, tracing on, JSON', 'gateway.server.js', ['redis'], json));
     }
     if (BASELINE) {
       const script = relative(__dirname, join(BASELINE, 'dist', 'test', 'bench', 'gateway.server.js'));
@@ -192,7 +195,7 @@ async function main(): Promise<void> {
           requestNumber += result.requests + 100_000;
           const key = `${scenario}\t${contender}`;
           runs.set(key, [...(runs.get(key) ?? []), result]);
-          console.log(`round ${round}: ${scenario} on ${contender}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99} ms`);
+          console.log(`round ${round}: ${scenario} on ${contender}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99} ms, CPU ${result.cpuMsPerRequest.toFixed(3)} ms/req`);
           if (scenario === 'attack') {
             console.log(
               `  victim Q1 p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.unavailable} × 503; ` +

@@ -10,8 +10,9 @@ export interface SpanSink {
 }
 
 /**
- * Where the traced contender exports (OTLP/HTTP, JSON): in the bench's own process, so its CPU is
- * not the gateway's. It counts the spans it is sent and keeps nothing.
+ * Where the traced contenders export (OTLP/HTTP, protobuf as the SDK sends by default, or JSON):
+ * in the bench's own process, so its CPU is not the gateway's. It counts the spans it is sent and
+ * keeps nothing.
  */
 export async function startSpanSink(): Promise<SpanSink> {
   let spans = 0;
@@ -19,9 +20,10 @@ export async function startSpanSink(): Promise<SpanSink> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
-      for (const resource of body.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      const body = Buffer.concat(chunks);
+      const json = req.headers['content-type']?.startsWith('application/json');
+      spans += json ? jsonSpans(body) : protobufSpans(body);
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -30,4 +32,48 @@ export async function startSpanSink(): Promise<SpanSink> {
     spans: () => spans,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+function jsonSpans(body: Buffer): number {
+  const request = JSON.parse(body.toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
+  let count = 0;
+  for (const resource of request.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) count += scope.spans?.length ?? 0;
+  return count;
+}
+
+/**
+ * The spans of an ExportTraceServiceRequest: field 1 (resource_spans) of the request, field 2
+ * (scope_spans) of each, field 2 (spans) of each of those, all length-delimited.
+ */
+function protobufSpans(body: Buffer): number {
+  let count = 0;
+  for (const resource of fields(body, 1)) for (const scope of fields(resource, 2)) count += fields(scope, 2).length;
+  return count;
+}
+
+/** The length-delimited values of field `wanted` in one protobuf message. */
+function fields(message: Buffer, wanted: number): Buffer[] {
+  const found: Buffer[] = [];
+  let at = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = message[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < message.length) {
+    const key = varint();
+    const wire = key & 7;
+    if (wire === 0) varint();
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else if (wire === 2) {
+      const length = varint();
+      if (key >>> 3 === wanted) found.push(message.subarray(at, at + length));
+      at += length;
+    } else throw new Error(`protobuf wire type ${wire} in an OTLP request`);
+  }
+  return found;
 }
