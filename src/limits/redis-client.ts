@@ -11,8 +11,9 @@ export type RedisConnection = Redis | Cluster;
  * 250 ms when Redis hangs, and the client keeps reconnecting in the background, forever.
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
-  // Commands of concurrent requests go out in one write: fewer system calls per request.
-  enableAutoPipelining: true,
+  // Each command written as it is sent: requests seldom send theirs in the same tick, so
+  // auto-pipelining made a Pipeline (and its flush) per command and saved no write.
+  enableAutoPipelining: false,
   connectTimeout: 250,
   commandTimeout: 250,
   enableOfflineQueue: false,
