@@ -11,8 +11,9 @@ export type RedisConnection = Redis | Cluster;
  * 250 ms when Redis hangs, and the client keeps reconnecting in the background, forever.
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
-  // Commands of concurrent requests go out in one write: fewer system calls per request.
-  enableAutoPipelining: true,
+  // Each command written as it is sent: a request sends one, and auto-pipelining's Pipeline and
+  // flush per tick cost more CPU than the writes it saved (docs/performance.md, round 3).
+  enableAutoPipelining: false,
   connectTimeout: 250,
   commandTimeout: 250,
   enableOfflineQueue: false,

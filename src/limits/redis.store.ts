@@ -37,14 +37,13 @@ export class RedisLimiterStore implements LimiterStore {
 
   async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
     const at = Math.trunc(now);
-    const keys = [
-      ...specs.map((spec) => this.key(identity, spec.name)),
-      this.key(identity, 'refusals'),
-      this.key(identity, 'ban'),
-    ];
-    const windowArgs = specs.flatMap((spec) => [spec.limit, spec.lengthMs]);
-    const args = [at, ban.threshold, Math.trunc(ban.durationMs), ...windowArgs];
-    const [kind, extra, ...raw] = await this.commands.rateLimitHit(keys.length, ...keys, ...args);
+    // One array of what the script takes (numKeys, keys, then args), built without spreads.
+    const tagged = this.tagged(identity);
+    const command: (string | number)[] = [specs.length + 2];
+    for (const spec of specs) command.push(tagged + spec.name);
+    command.push(tagged + 'refusals', tagged + 'ban', at, ban.threshold, Math.trunc(ban.durationMs));
+    for (const spec of specs) command.push(spec.limit, spec.lengthMs);
+    const [kind, extra, ...raw] = await this.commands.rateLimitHit(...(command as [number, ...(string | number)[]]));
     const windows = states(specs, raw.map(Number), at);
     switch (kind) {
       case 'allowed':
@@ -86,7 +85,12 @@ export class RedisLimiterStore implements LimiterStore {
 
   /** `petstore:rl:{key:42}:minute`: the braces are the cluster hash tag. */
   key(identity: string, part: string): string {
-    return `${this.prefix}:{${identity}}:${part}`;
+    return this.tagged(identity) + part;
+  }
+
+  /** What every key of `identity` starts with: `petstore:rl:{key:42}:`. */
+  private tagged(identity: string): string {
+    return `${this.prefix}:{${identity}}:`;
   }
 }
 

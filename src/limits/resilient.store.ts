@@ -56,6 +56,8 @@ export class ResilientLimiterStore implements LimiterStore {
   private readonly pendingBans = new Map<string, number>();
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  /** Made once: every request's Redis call would build it again otherwise. */
+  private readonly timeoutMessage: string;
   private readonly probeEveryMs: number;
   private readonly instances: () => number;
   private readonly lastRedis: LastRedisWindows;
@@ -70,6 +72,7 @@ export class ResilientLimiterStore implements LimiterStore {
   ) {
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs ?? 250;
+    this.timeoutMessage = `expected Redis to answer within ${this.timeoutMs} ms, got no answer`;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
     this.instances = options.instances ?? (() => 1);
     this.lastRedis = new LastRedisWindows();
@@ -228,7 +231,7 @@ export class ResilientLimiterStore implements LimiterStore {
   }
 
   private withinTimeout<T>(call: Promise<T>): Promise<T> {
-    return withTimeout(call, this.timeoutMs, `expected Redis to answer within ${this.timeoutMs} ms, got no answer`);
+    return withTimeout(call, this.timeoutMs, this.timeoutMessage);
   }
 
   private stopProbe(): void {

@@ -7,10 +7,11 @@ type Send = (this: object, command: object, ...rest: unknown[]) => unknown;
 
 /**
  * Carries the trace of a Redis command from the call that issues it to the one that sends it.
- * The gateway's client pipelines automatically: a command issued inside a request's trace is
- * queued, and sent with the others of its tick in a later one, where no context is active. Each
- * queued command keeps the context it was issued in, and `Redis#sendCommand` (as the ioredis
- * instrumentation wrapped it, reading `context.active()` for the span's parent) is entered in it.
+ * A command sent through a pipeline (an explicit one, or a client's auto-pipelining) is queued
+ * inside a request's trace and sent with the others of its tick in a later one, where no context
+ * is active. Each queued command keeps the context it was issued in, and `Redis#sendCommand` (as
+ * the ioredis instrumentation wrapped it, reading `context.active()` for the span's parent) is
+ * entered in it.
  * A command issued outside any span is queued and sent as it would be.
  */
 export function enterQueuedCommands(ioredis: { prototype: { sendCommand: Send }; Pipeline: { prototype: { sendCommand: Send } } }): void {
