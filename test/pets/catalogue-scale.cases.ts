@@ -88,13 +88,16 @@ function countsAtScale(pets: number): void {
     expect(before.answered['pets nameContains "Pet "']).toEqual([COUNT_BOUND, 'AT_LEAST']);
 
     const writes = await burst(t, query, categories, buyers);
-    const failed = writes.filter((result) => result.errors || result.status !== 200).map((result) => result.body);
+    // On a busy machine a buyer's order may be refused before any statement runs, for its key's
+    // share of the pool (429, which takes nothing); every other write succeeds.
+    const early = writes.filter((result) => result.errors?.[0]?.extensions.code === 'RATE_LIMITED' && /share of the database/.test(result.errors[0].message));
+    const failed = writes.filter((result) => !early.includes(result) && (result.errors || result.status !== 200)).map((result) => result.body);
     expect(failed).toEqual([]);
 
     const after = await compare();
     expect(after.answered).toEqual(after.counted);
     expect(after.answered.pets).toEqual([pets + BURST.creates - BURST.deletes, 'EXACT']);
-    expect(after.answered.orders).toEqual([ORDERS + BUYERS * ORDERS_PER_BUYER - BURST.cancels, 'EXACT']);
+    expect(after.answered.orders).toEqual([ORDERS + BUYERS * ORDERS_PER_BUYER - early.length - BURST.cancels, 'EXACT']);
     printFigure(`${Object.keys(after.answered).length} counts equal to count(*) before and after ${writes.length} concurrent writes, at ${pets} pets`);
   });
 }
