@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
-    if (crowd) report(new Map(), new Map(), new Map(), [], [], crowd);
+    if (crowd) report(new Map(), new Map(), new Map(), new Map(), [], [], crowd);
     return;
   }
   console.log(`creating and seeding the bench database (20 categories, ${PETS.toLocaleString('en')} pets, 50,000 orders)…`);
@@ -206,7 +206,13 @@ async function main(): Promise<void> {
       }
     }
     const rss = new Map<string, number>();
-    for (const [name, server] of servers) rss.set(name, (await server.stats()).rss);
+    // V8's heap beside RSS: what of the resident memory is the JavaScript heap (mostly garbage not yet collected).
+    const heapTotal = new Map<string, number>();
+    for (const [name, server] of servers) {
+      const stats = await server.stats();
+      rss.set(name, stats.rss);
+      heapTotal.set(name, stats.heapTotal);
+    }
     const fanOut: FanOutRow[] = [];
     if (FAN_OUT) {
       // Fresh gateways of their own: one instance, then the same two instances on one database.
@@ -227,7 +233,7 @@ async function main(): Promise<void> {
       pair.forEach((server) => servers.set(server.name, server));
       keyedAttack.push(...(await runKeyedAttack(pair, SECONDS)));
     }
-    report(runs, rss, idleRss, fanOut, keyedAttack, crowd);
+    report(runs, rss, heapTotal, idleRss, fanOut, keyedAttack, crowd);
     if (sink) console.log(`tracing on: the receiver got ${sink.spans().toLocaleString('en')} spans`);
   } finally {
     for (const server of servers.values()) await server.stop();
@@ -250,7 +256,7 @@ function fanOutMet(rows: FanOutRow[], instances: number[], ms: number): boolean 
   );
 }
 
-function report(runs: Map<string, Measured[]>, rss: Map<string, number>, idleRss: Map<string, number>, fanOut: FanOutRow[], keyedAttack: KeyedAttackRow[], crowd: CrowdRun | undefined): void {
+function report(runs: Map<string, Measured[]>, rss: Map<string, number>, heapTotal: Map<string, number>, idleRss: Map<string, number>, fanOut: FanOutRow[], keyedAttack: KeyedAttackRow[], crowd: CrowdRun | undefined): void {
   const gatewayRss = rss.get('gateway') ?? NaN;
   const gatewayIdleRss = idleRss.get('gateway') ?? NaN;
   const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1024 / 1024).toFixed(0));
@@ -270,6 +276,7 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, idleRss
         xRawGet: Number((medianOf(key, 'reqPerSec') / versus('raw GET')).toFixed(2)),
         xRawPost: Number((medianOf(key, 'reqPerSec') / versus('raw')).toFixed(2)),
         rssMb: mb(rss.get(contender)),
+        heapMb: mb(heapTotal.get(contender)),
         idleRssMb: mb(idleRss.get(contender)),
         p50: medianOf(key, 'p50'),
         p99: medianOf(key, 'p99'),
@@ -281,14 +288,14 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, idleRss
       });
     }
   }
-  const header = '| scenario | server | req/s | ×PostGraphile | ×raw GET | ×raw POST | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | PG CPU ms/req | RSS idle MB | RSS after load MB | failed | 503 |';
+  const header = '| scenario | server | req/s | ×PostGraphile | ×raw GET | ×raw POST | vs first | p50 ms | p99 ms | SQL/req | CPU ms/req | PG CPU ms/req | RSS idle MB | RSS after load MB | V8 heap after load MB | failed | 503 |';
   const times = (ratio: unknown) => (Number.isNaN(ratio) ? '' : `${ratio}×`);
   const lines = rows.map(
     (row) =>
       `| ${row.scenario} | ${row.contender} | ${row.reqPerSec} | ${times(row.xPostGraphile)} | ${times(row.xRawGet)} | ${times(row.xRawPost)} | ${row.ratio}× | ` +
-      `${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${Number.isNaN(row.pgCpuMsPerRequest) ? '' : row.pgCpuMsPerRequest} | ${row.idleRssMb} | ${row.rssMb} | ${row.failed} | ${row.unavailable} |`,
+      `${row.p50} | ${row.p99} | ${row.sqlPerRequest} | ${row.cpuMsPerRequest} | ${Number.isNaN(row.pgCpuMsPerRequest) ? '' : row.pgCpuMsPerRequest} | ${row.idleRssMb} | ${row.rssMb} | ${row.heapMb} | ${row.failed} | ${row.unavailable} |`,
   );
-  const table = [header, `|${'---|'.repeat(16)}`, ...lines].join('\n');
+  const table = [header, `|${'---|'.repeat(17)}`, ...lines].join('\n');
   const find = (scenario: string, contender: string) =>
     rows.find((row) => row.scenario === scenario && row.contender === contender) ??
     ({ ratio: NaN, sqlPerRequest: NaN, p99: NaN, unavailable: NaN, xPostGraphile: NaN, xRawGet: NaN, cpuMsPerRequest: NaN, pgCpuMsPerRequest: NaN } as Record<string, number>);

@@ -1,3 +1,4 @@
+import { getHeapSpaceStatistics } from 'node:v8';
 import { Client } from 'pg';
 
 /** What a server process reports of itself between runs. */
@@ -7,6 +8,10 @@ export interface ServerStats {
   rss: number;
   heapTotal: number;
   heapUsed: number;
+  /** Memory outside V8's heap: Buffers and other native allocations tied to JavaScript objects. */
+  external: number;
+  /** Each V8 heap space's committed size in bytes (old_space, new_space, code_space, large_object_space…). */
+  heapSpaces: Record<string, number>;
 }
 
 /**
@@ -24,8 +29,9 @@ export function reportStatsOverIpc(onStop: () => Promise<void>): void {
   process.on('message', (message: string) => {
     if (message === 'stats') {
       const cpu = process.cpuUsage();
-      const { rss, heapTotal, heapUsed } = process.memoryUsage();
-      const stats: ServerStats = { statements, cpuMicros: cpu.user + cpu.system, rss, heapTotal, heapUsed };
+      const { rss, heapTotal, heapUsed, external } = process.memoryUsage();
+      const heapSpaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.space_size]));
+      const stats: ServerStats = { statements, cpuMicros: cpu.user + cpu.system, rss, heapTotal, heapUsed, external, heapSpaces };
       process.send?.({ stats });
     } else if (message === 'stop') {
       void onStop().then(() => process.exit(0));
