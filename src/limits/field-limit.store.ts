@@ -55,11 +55,12 @@ export class FieldLimitStore implements Store {
   }
 
   async getForIdentity(identity: Identity): Promise<readonly number[]> {
-    const remembered = this.remembered(this.key(identity));
+    const key = this.key(identity);
+    const remembered = this.remembered(key);
     const redis = this.usableRedis();
     if (redis) {
       try {
-        const stored = await redis.get(this.key(identity));
+        const stored = await redis.get(key);
         // What this instance admitted while Redis was out of use is in its memory alone: both
         // lists together, so that moving between the two never forgets a call admitted.
         return joined(stored ? (JSON.parse(stored) as number[]) : [], remembered);
@@ -74,15 +75,16 @@ export class FieldLimitStore implements Store {
     const now = Date.now();
     // The list is useful until its newest call leaves the window.
     const ttl = timestamps.length === 0 ? 0 : Math.max(...timestamps) + windowMs - now;
+    const key = this.key(identity);
     // Always kept in memory too: should Redis go out of use, this instance's own calls still count.
     this.sweep(now);
-    if (ttl > 0) this.memory.set(this.key(identity), { timestamps: [...timestamps], expiresAt: now + ttl });
-    else this.memory.delete(this.key(identity));
+    if (ttl > 0) this.memory.set(key, { timestamps: [...timestamps], expiresAt: now + ttl });
+    else this.memory.delete(key);
     const redis = this.usableRedis();
     if (!redis) return;
     try {
-      if (ttl > 0) await redis.set(this.key(identity), JSON.stringify(timestamps), 'PX', Math.ceil(ttl));
-      else await redis.del(this.key(identity));
+      if (ttl > 0) await redis.set(key, JSON.stringify(timestamps), 'PX', Math.ceil(ttl));
+      else await redis.del(key);
     } catch {
       // Kept in memory above.
     }
