@@ -87,7 +87,11 @@ describe('petChanged', () => {
     const only = watch(client(), PETS, { ids: [petId, markerId] });
     await subscribed(t, 2);
     const otherId = await createPet(t, category, 'Polly');
+    // An event carries the pet as it is when the event is delivered: each change waits for the
+    // last one's events, so that each shows the pet as that change left it.
+    await all.until(2);
     await gql(t.url, `mutation { updatePet(id: "${petId}", input: { name: "Tweetie" }) { id } }`, undefined, admin());
+    await Promise.all([all.until(3), only.until(1)]);
     await gql(t.url, `mutation { deletePet(id: "${petId}") }`, undefined, admin());
     await gql(t.url, `mutation { updatePet(id: "${markerId}", input: { name: "Marked" }) { id } }`, undefined, admin());
 
