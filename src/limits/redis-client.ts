@@ -11,8 +11,9 @@ export type RedisConnection = Redis | Cluster;
  * 250 ms when Redis hangs, and the client keeps reconnecting in the background, forever.
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
-  // Each command written as it is sent: a request sends one, and auto-pipelining's Pipeline and
-  // flush per tick cost more CPU than the writes it saved (docs/performance.md, round 3).
+  // No Pipeline per tick: a request sends one command, and auto-pipelining's Pipeline and flush
+  // cost more CPU than the writes it saved (docs/performance.md, round 3). The limiter store
+  // gathers a turn's hits into one write by corking the socket instead (gathered-writes.ts).
   enableAutoPipelining: false,
   connectTimeout: 250,
   commandTimeout: 250,
