@@ -34,9 +34,12 @@ export function requestLog(logger: Logger, metrics: Metrics) {
       const { surface, operation } = state;
       const aborted = !res.writableFinished;
       metrics.observeRequest(surface, operation, aborted ? 'aborted' : res.statusCode, seconds);
-      const failed = !aborted && res.statusCode >= 500;
+      // A 503 is an answer the gateway chose (shed under load, the database away), logged as a
+      // warning; any other 5xx is a failure, an error.
+      const unavailable = !aborted && res.statusCode === 503;
+      const failed = !aborted && res.statusCode >= 500 && !unavailable;
       // At LOG_LEVEL=warn (as deployed under load) the line of an answered request is not even built.
-      if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+      if (!logger.isLevelEnabled(failed ? 'error' : unavailable ? 'warn' : 'info')) return;
       const line = {
         requestId: state.requestId,
         method: req.method,
@@ -53,6 +56,7 @@ export function requestLog(logger: Logger, metrics: Metrics) {
       };
       if (aborted) logger.info(line, 'request aborted');
       else if (failed) logger.error(line, 'request failed');
+      else if (unavailable) logger.warn(line, 'request unavailable');
       else logger.info(line, 'request');
     });
     return state;

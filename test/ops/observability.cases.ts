@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
+import { waitFor } from '../helpers/wait';
 
 let t: TestApp;
 let log: CapturedLog;
@@ -30,12 +31,14 @@ describe('/healthz and /readyz', () => {
     });
   });
 
-  it('says so when a migration is missing', async () => {
+  it('says so when a migration is missing, logging the 503 as a warning, not an error', async () => {
     await t.db.dataSource.query("DELETE FROM migrations WHERE name LIKE 'IdempotencyKeys%'");
     try {
-      const response = await request(t.url).get('/readyz');
+      const response = await request(t.url).get('/readyz').set('X-Request-Id', 'unready-1');
       expect(response.status).toBe(503);
       expect(response.body).toMatchObject({ status: 'unavailable', database: 'ok', migrations: 'pending' });
+      await waitFor(async () => log.lines.some((entry) => entry.requestId === 'unready-1'), 5_000, 'the request line');
+      expect(log.lines.find((entry) => entry.requestId === 'unready-1')).toMatchObject({ level: 40, msg: 'request unavailable', status: 503 });
     } finally {
       await t.db.dataSource.query(
         "INSERT INTO migrations (timestamp, name) VALUES (1795322186073, 'IdempotencyKeys1795322186073')",
