@@ -10,6 +10,7 @@ import { operationSpanPlugin } from './operation-span.plugin';
 import { enterHeldConnections } from './pg-connections';
 import { enterQueuedCommands } from './redis-commands';
 import { activeTrace, RequestTrace } from './request-trace';
+import { patchingWhile } from './require-hook';
 import { admittedSampler, requestDoor, sampledAtTheDoor, samplerFromEnv } from './sampling';
 import { traceIncomingRequests } from './server-span';
 import { SyncContextManager } from './sync-context';
@@ -36,12 +37,13 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  *
  * No context is propagated through async hooks (sync-context.ts): a kept request's context is
  * taken in its listener's first step, carried on its scope and GraphQL context (request-trace.ts),
- * and entered around the calls where ioredis and pg start their spans.
+ * and entered around the calls where ioredis and pg start their spans. pg and ioredis are patched
+ * here, at start, and `require` is given back unhooked (require-hook.ts).
  */
 export function startSdk(env: Record<string, string | undefined>): Tracing {
   const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sampler = samplerFromEnv(env);
-  const sdk = (() => {
+  const sdk = patchingWhile(() => {
     const started = new NodeSDK({
       ...(named ? {} : { serviceName: SERVICE_NAME }),
       sampler: admittedSampler(),
@@ -65,7 +67,7 @@ export function startSdk(env: Record<string, string | undefined>): Tracing {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     enterQueuedCommands(require('ioredis') as never);
     return started;
-  })();
+  });
   const tracer = trace.getTracer(SERVICE_NAME);
   // Once the SDK has installed the propagators the door reads.
   const door = requestDoor(sampler);
