@@ -16,7 +16,6 @@ describe('patching while a require hook is installed', () => {
     const result = patchingWhile(() => {
       // As require-in-the-middle does when an instrumentation is made.
       prototype.require = function hooked() {};
-      process.getBuiltinModule = (() => undefined) as typeof process.getBuiltinModule;
       patched.query = () => 'wrapped';
       return 'loaded';
     });
