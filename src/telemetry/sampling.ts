@@ -63,11 +63,12 @@ export function sampledAtTheDoor(sampler: Sampler, parent: Context, name: string
 /**
  * The door for incoming HTTP requests: the caller's context read from the headers the configured
  * propagators (OTEL_PROPAGATORS) read, and a request carrying none of them (most) spared the read.
+ * Answers that context when the sampler keeps the request, else undefined.
  */
-export function requestDoor(sampler: Sampler): (headers: IncomingHttpHeaders) => boolean {
+export function requestDoor(sampler: Sampler): (headers: IncomingHttpHeaders) => Context | undefined {
   const fields = propagation.fields().map((field) => field.toLowerCase());
   return (headers) => {
     const parent = fields.some((field) => headers[field] !== undefined) ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
-    return sampledAtTheDoor(sampler, parent, 'HTTP', SpanKind.SERVER);
+    return sampledAtTheDoor(sampler, parent, 'HTTP', SpanKind.SERVER) ? parent : undefined;
   };
 }

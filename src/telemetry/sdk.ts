@@ -1,7 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import { type Context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
@@ -11,9 +9,10 @@ import type { Tracing } from '.';
 import { operationSpanPlugin } from './operation-span.plugin';
 import { enterHeldConnections } from './pg-connections';
 import { enterQueuedCommands } from './redis-commands';
-import { guardIncomingRequests } from './request-door';
 import { activeTrace, RequestTrace } from './request-trace';
+import { patchingWhile } from './require-hook';
 import { admittedSampler, requestDoor, sampledAtTheDoor, samplerFromEnv } from './sampling';
+import { traceIncomingRequests } from './server-span';
 import { SyncContextManager } from './sync-context';
 
 /** The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES gives one. */
@@ -28,58 +27,53 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * and its logs are stdout's. Statements and Redis calls outside any request (the change listener,
  * the key re-checks) start no trace of their own.
  *
- * The sampler (OTEL_TRACES_SAMPLER) is asked at the door (request-door.ts), before the HTTP
- * instrumentation makes a span or reads an attribute: a request it leaves out never reaches the
- * instrumentation, and its statements and Redis calls, having no parent, make no span either. The
- * SDK's own sampler then records every root that came through the door.
+ * The sampler (OTEL_TRACES_SAMPLER) is asked at the door, before any span or attribute exists: a
+ * request it keeps gets its server span from server-span.ts; one it leaves out runs as with tracing
+ * off, and its statements and Redis calls, having no parent, make no span either. The SDK's own
+ * sampler then records every root that came through the door. No HTTP instrumentation: it built a
+ * request's attributes, and wrapped its response, whether the span was recorded or not, and the
+ * gateway serves no other HTTP library's requests and sends none (the exporter's own requests must
+ * make no span).
  *
  * No context is propagated through async hooks (sync-context.ts): a kept request's context is
  * taken in its listener's first step, carried on its scope and GraphQL context (request-trace.ts),
- * and entered around the calls where ioredis and pg start their spans. The HTTP client is not
- * instrumented: the gateway calls no HTTP service, and the exporter's own requests, sent past any
- * context that would suppress their spans, must make none.
+ * and entered around the calls where ioredis and pg start their spans. pg and ioredis are patched
+ * here, at start, and `require` is given back unhooked (require-hook.ts).
  */
 export function startSdk(env: Record<string, string | undefined>): Tracing {
   const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sampler = samplerFromEnv(env);
-  // Set once the SDK has installed the propagators the door reads. Until the door stands in front
-  // of the instrumentation, its hook takes the decision.
-  let sampled: (request: IncomingMessage) => boolean = () => false;
-  let decidedInHook = true;
-  const sdk = new NodeSDK({
-    ...(named ? {} : { serviceName: SERVICE_NAME }),
-    sampler: admittedSampler(),
-    contextManager: new SyncContextManager(),
-    instrumentations: [
-      new HttpInstrumentation({
-        disableOutgoingRequestInstrumentation: true,
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)) || (decidedInHook && !sampled(request)),
-        // A GET's variables can hold what a client typed (a name); the query text stays, as the SQL does.
-        redactedQueryParamsServer: ['variables'],
-      }),
-      // Statements with their text, never their bound values. A pool checkout is no span: the
-      // pool's waiting clients are a metric already (petstore_db_pool_connections).
-      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      // The command alone: the limiter's keys name a client (an address, a key id).
-      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
-    ],
-    metricReaders: [],
-    logRecordProcessors: [],
+  const sdk = patchingWhile(() => {
+    const started = new NodeSDK({
+      ...(named ? {} : { serviceName: SERVICE_NAME }),
+      sampler: admittedSampler(),
+      contextManager: new SyncContextManager(),
+      instrumentations: [
+        // Statements with their text, never their bound values. A pool checkout is no span: the
+        // pool's waiting clients are a metric already (petstore_db_pool_connections).
+        new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+        // The command alone: the limiter's keys name a client (an address, a key id).
+        new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+      ],
+      metricReaders: [],
+      logRecordProcessors: [],
+    });
+    started.start();
+    // Loaded now, patched as they load (pg loads pg-pool and its client with it); then a statement
+    // is sent in the trace of the request holding its connection, a queued Redis command in the one
+    // it was issued in.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    enterHeldConnections((require('pg') as typeof import('pg')).Client as never);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    enterQueuedCommands(require('ioredis') as never);
+    return started;
   });
-  sdk.start();
+  const tracer = trace.getTracer(SERVICE_NAME);
+  // Once the SDK has installed the propagators the door reads.
   const door = requestDoor(sampler);
-  sampled = (request) => !UNTRACED_PATHS.has(pathOf(request)) && door(request.headers);
-  // Required here, once the instrumentation is registered: it wraps the server's emit as http loads.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Server } = require('node:http') as typeof import('node:http');
-  decidedInHook = !guardIncomingRequests(Server.prototype as never, sampled, suppressTracing(ROOT_CONTEXT));
-  // Likewise once pg's and ioredis's instrumentations have wrapped them: a statement is sent in
-  // the trace of the request holding its connection, a queued Redis command in the one it was issued in.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  enterHeldConnections((require('pg') as typeof import('pg')).Client as never);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  enterQueuedCommands(require('ioredis') as never);
-  const tracer = trace.getTracer(SERVICE_NAME);
+  traceIncomingRequests(Server.prototype as never, tracer, (request: IncomingMessage) => (UNTRACED_PATHS.has(pathOf(request)) ? undefined : door(request.headers)));
   return {
     plugin: () => operationSpanPlugin(tracer),
     activeTrace,

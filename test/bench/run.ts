@@ -31,7 +31,8 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * the SDK's default protobuf), every request recorded or one in ten (parentbased_traceidratio 0.1),
  * and every request recorded exported as JSON (OTEL_EXPORTER_OTLP_PROTOCOL http/json). BENCH_BASELINE, the
  * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
- * that code's gateway to Q1, Q2, cheap and tracing: what a change, and tracing off, cost against it.
+ * that code's gateway to Q1, Q2, cheap and tracing (in tracing, also traced every request and one in
+ten): what a change, and tracing off, cost against it.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -50,6 +51,8 @@ const IDLE_SETTLE_MS = 5_000;
 /** Another checkout whose bench is built: its gateway runs beside this one in Q1, Q2, cheap and tracing. */
 const BASELINE = process.env.BENCH_BASELINE;
 const baseline = BASELINE ? ['gateway, baseline'] : [];
+/** In `tracing`, the other checkout's gateway traced too: what a change to tracing saves, in the same run. */
+const tracedBaseline = BASELINE ? ['gateway, baseline, tracing on', 'gateway, baseline, tracing 1 in 10'] : [];
 
 /** Which servers each scenario runs on; the first is the one the others are compared with. */
 const ALL: [scenario: string, contenders: string[]][] = [
@@ -59,7 +62,7 @@ const ALL: [scenario: string, contenders: string[]][] = [
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway', ...baseline]],
   ['attack', ['gateway, limiter off', 'gateway']],
-  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', 'gateway, tracing on, JSON', ...baseline]],
+  ['tracing', ['gateway', 'gateway, tracing on', 'gateway, tracing 1 in 10', 'gateway, tracing on, JSON', ...baseline, ...tracedBaseline]],
 ];
 /** What a scenario sends, when it is not its name. */
 const LOAD: Record<string, string> = { tracing: 'Q1' };
@@ -173,6 +176,12 @@ async function main(): Promise<void> {
     if (BASELINE) {
       const script = relative(__dirname, join(BASELINE, 'dist', 'test', 'bench', 'gateway.server.js'));
       servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env));
+      if (sink) {
+        const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
+        servers.set('gateway, baseline, tracing on', await startServer('gateway, baseline, tracing on', script, ['redis'], traced));
+        const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+        servers.set('gateway, baseline, tracing 1 in 10', await startServer('gateway, baseline, tracing 1 in 10', script, ['redis'], sampled));
+      }
     }
 
     // Resident memory before any load: each server as started, its start-up's garbage given time to go.
