@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { readEmbeddedTemplate } from './embedded-template';
+import { IN_MEMORY } from './in-memory';
 
-export const IN_MEMORY = 'memory://';
+export { IN_MEMORY } from './in-memory';
 
 /**
  * The extensions the migrations create (pg_trgm: the pet-name search index), for every PGlite to
@@ -30,9 +32,6 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
   const isNew = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
   const loadDataDir = isNew ? readEmbeddedTemplate() : undefined;
-  // Required here, not imported: a gateway on DATABASE_URL never loads PGlite's half-megabyte bundle.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
   return serveEmbedded(await PGlite.create({ dataDir: inMemory ? undefined : dataDir, loadDataDir, extensions: await embeddedExtensions() }));
 }
 
@@ -40,8 +39,6 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 export async function serveEmbedded(db: PGlite): Promise<EmbeddedPostgres> {
   // The pool holds one connection; a second slot only bridges the moment a dropped connection's
   // socket is still being released while its replacement connects.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { PGLiteSocketServer } = require('@electric-sql/pglite-socket') as typeof import('@electric-sql/pglite-socket');
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 2 });
   await server.start();
   return {
