@@ -46,7 +46,8 @@ const MAY_IMPORT = {
   // Tracing (docs/contract.md §10) knows nothing of the gateway but the trace a request carries
   // (common/trace.ts); log lines carry its trace id.
   telemetry: ['common'],
-  logger: ['telemetry'],
+  // Log lines carry the trace id, and stacks in the TypeScript sources' lines (common/source-stack.ts).
+  logger: ['telemetry', 'common'],
   config: [],
   common: ['errors'],
   sql: ['errors', 'common'],

@@ -5,7 +5,7 @@
  * seconds for the whole program; `npm run lint` type-checks (tsc --noEmit).
  */
 const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
-const { dirname, join, relative } = require('node:path');
+const { basename, dirname, join, relative } = require('node:path');
 const { transformSync } = require('@swc/core');
 
 const ROOT = join(__dirname, '..');
@@ -30,15 +30,20 @@ function typeScriptFiles(folder) {
 
 /**
  * src/ and ormconfig.ts into `outDir`, laid out as `tsc` lays them (dist/src/main.js,
- * dist/ormconfig.js); returns how many files were written.
+ * dist/ormconfig.js); returns how many files were written. Each file's source map is written
+ * beside it (main.js.map), not inline: V8 keeps every loaded module's source text in the heap,
+ * and an inline map would more than double the gateway's; the maps are read only when a logged
+ * stack is mapped (src/common/source-stack.ts).
  */
 function transpileSources(outDir) {
-  const options = swcOptions();
+  const options = { ...swcOptions(), sourceMaps: true };
   const files = [...typeScriptFiles(join(ROOT, 'src')), join(ROOT, 'ormconfig.ts')];
   for (const file of files) {
     const target = join(outDir, relative(ROOT, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, transpile(readFileSync(file, 'utf8'), file, options));
+    const { code, map } = transformSync(readFileSync(file, 'utf8'), { ...options, filename: file, swcrc: false });
+    writeFileSync(target, `${code}\n//# sourceMappingURL=${basename(target)}.map\n`);
+    writeFileSync(`${target}.map`, map);
   }
   return files.length;
 }

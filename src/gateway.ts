@@ -5,7 +5,7 @@ import { type Config, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
 import { embeddedAdminKey } from './db/embedded-admin-key';
 import { openReadReplicas } from './db/read-replicas';
-import { IN_MEMORY } from './db/embedded';
+import { IN_MEMORY } from './db/in-memory';
 import { seedDemoCatalogue } from './db/seed';
 import { createHttpServer } from './http/http-server';
 import { shutDown } from './http/shutdown';

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { originalStack } from './common/source-stack';
 import { traceLogMixin } from './telemetry';
 
 export type Logger = pino.Logger;
@@ -65,7 +66,8 @@ const LOGGED_ERROR_FIELDS = ['type', 'message', 'stack', 'code', 'severity', 'ro
  * pino's error serializer, keeping only fields that never hold request data. A failed statement
  * (TypeORM's QueryFailedError, pg's DatabaseError) carries its bound `parameters` and a `detail`
  * such as "Key (idempotency_key)=(…) already exists": an idempotency key or a name must not reach
- * the log. The SQL text itself stays: its values are always bound, never inlined.
+ * the log. The SQL text itself stays: its values are always bound, never inlined. The stack
+ * names the TypeScript sources' lines (source-stack.ts).
  */
 export function serializeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
@@ -73,7 +75,7 @@ export function serializeError(error: unknown): unknown {
   return Object.fromEntries(
     LOGGED_ERROR_FIELDS.filter((field) => plain[field] !== undefined).map((field) => [
       field,
-      field === 'cause' ? serializeError(plain[field]) : plain[field],
+      field === 'cause' ? serializeError(plain[field]) : field === 'stack' && typeof plain.stack === 'string' ? originalStack(plain.stack) : plain[field],
     ]),
   );
 }

@@ -1,6 +1,7 @@
 // First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
 import './telemetry/start';
 import 'reflect-metadata';
+import { originalStack } from './common/source-stack';
 import { ConfigError } from './config';
 import { DatabaseConnectError } from './db/connect-failure';
 import { startGateway } from './gateway';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
 function startFailure(error: unknown): unknown {
   if (error instanceof ConfigError || error instanceof TrustedDocumentError) return `Configuration error: ${error.message}`;
   if (error instanceof DatabaseConnectError) return error.message;
+  if (error instanceof Error && error.stack) error.stack = originalStack(error.stack);
   return error;
 }
 

@@ -4,7 +4,7 @@ import { guardCheckouts, poolOf } from '../sql/pool';
 import { runUnnamedStatements } from '../sql/prepared';
 import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
 import { createDataSource, type DataSourceOptions, STATEMENT_TIMEOUT_MS } from './data-source';
-import { startEmbeddedPostgres } from './embedded';
+import type { EmbeddedPostgres } from './embedded';
 
 export interface Database {
   dataSource: DataSource;
@@ -23,7 +23,7 @@ type DatabaseSettings = 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'dat
  * migrations under an advisory lock, so that instances starting together migrate once.
  */
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'> & Partial<Pick<Config, DatabaseSettings>>): Promise<Database> {
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.pgliteDataDir);
+  const embedded = config.databaseUrl ? undefined : await startEmbedded(config.pgliteDataDir);
   let dataSource: DataSource;
   try {
     dataSource = await connectDatabase(embedded?.url ?? (config.databaseUrl as string), {
@@ -142,4 +142,14 @@ export async function migrate(dataSource: DataSource): Promise<void> {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await runner.release();
   }
+}
+
+/**
+ * The embedded PostgreSQL, its module required only here: a gateway on `DATABASE_URL` never loads
+ * PGlite (its 510 KB bundle and socket server stay out of the heap).
+ */
+function startEmbedded(dataDir: string): Promise<EmbeddedPostgres> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startEmbeddedPostgres } = require('./embedded') as typeof import('./embedded');
+  return startEmbeddedPostgres(dataDir);
 }

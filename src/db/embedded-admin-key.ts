@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateApiKey } from '../auth/key-secret';
-import { IN_MEMORY } from './embedded';
+import { IN_MEMORY } from './in-memory';
 
 /** Where the embedded database's admin key is kept, inside its data directory. */
 export const ADMIN_KEY_FILE = 'admin-api-key';

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { readEmbeddedTemplate } from './embedded-template';
+import { IN_MEMORY } from './in-memory';
 
-export const IN_MEMORY = 'memory://';
+export { IN_MEMORY } from './in-memory';
 
 /**
  * The extensions the migrations create (pg_trgm: the pet-name search index), for every PGlite to

@@ -11,13 +11,14 @@ export interface BenchServer {
 }
 
 /**
- * The V8 heap flags `npm start` gives the gateway (package.json): every gateway contender (a
- * gateway.server.js, this checkout's or a baseline's) runs with them, as deployed; the peers keep
- * Node's defaults.
+ * The Node flags `npm start` gives the gateway (package.json: every flag between `node` and the
+ * script): every gateway contender (a gateway.server.js, this checkout's or a baseline's) runs
+ * with them, as deployed; the peers keep Node's defaults.
  */
-function gatewayHeapFlags(): string[] {
+function gatewayNodeFlags(): string[] {
   const packageJson = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return packageJson.scripts.start.split(/\s+/).filter((word) => word.startsWith('--max-'));
+  const command = packageJson.scripts.start.split('&&').at(-1)?.trim().split(/\s+/) ?? [];
+  return command[0] === 'node' ? command.slice(1).filter((word) => word.startsWith('--')) : [];
 }
 
 /** Starts a bench server script (compiled, relative to this file) and waits for its port. */
@@ -26,7 +27,7 @@ export async function startServer(name: string, script: string, args: string[], 
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayHeapFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -179,7 +179,7 @@ export async function memorySoak(flag: (name: string) => string | undefined): Pr
     NODE_ENV: 'production',
     ADMIN_API_KEY: generateApiKey(),
   };
-  const child: ChildProcess = spawn(process.execPath, ['--enable-source-maps', 'dist/src/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, ['dist/src/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const pid = child.pid as number;
   let stopping = false;
   const stop = () => stopping;

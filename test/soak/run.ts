@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   };
   const children: (ChildProcess | undefined)[] = [];
   const startInstance = async (i: number) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', 'dist/src/main.js'], {
+    const child = spawn(process.execPath, ['dist/src/main.js'], {
       env: { ...env, PORT: String(ports[i]) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
