@@ -43,6 +43,8 @@ export interface Config {
   retryAfterHold: boolean;
   /** The event-loop delay at which anonymous requests are shed, FREE keys' at twice it; 0: never (SHED_LOOP_DELAY_MS; embedded, 0 by default). */
   shedLoopDelayMs: number;
+  /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0 (the default): unbounded (UNPAID_DATABASE_MS_PER_SECOND). */
+  unpaidDatabaseMsPerSecond: number;
   petsSunset: Date;
   trustProxy: boolean;
   maxQueryCost: number;
@@ -131,6 +133,7 @@ export const ENVIRONMENT_VARIABLES = [
   'BAN_PAUSE_MS',
   'RETRY_AFTER_HOLD',
   'SHED_LOOP_DELAY_MS',
+  'UNPAID_DATABASE_MS_PER_SECOND',
   'PETS_SUNSET',
   'TRUST_PROXY',
   'MAX_QUERY_COST',
@@ -453,6 +456,9 @@ export function loadConfig(env: Env = process.env): Config {
     retryAfterHold: boolean(env, 'RETRY_AFTER_HOLD', true),
     // Embedded, the database's own work runs on the event loop: its delay says nothing of a crowd.
     shedLoopDelayMs: integer(env, 'SHED_LOOP_DELAY_MS', databaseUrl === undefined ? 0 : 50, 0, 60_000),
+    // Off unless asked: a statement's time on its connection grows with everyone's load, so on a
+    // database that paying clients saturate, a lone visitor's few statements can spend it.
+    unpaidDatabaseMsPerSecond: integer(env, 'UNPAID_DATABASE_MS_PER_SECOND', 0, 0, 1_000_000),
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),

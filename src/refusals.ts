@@ -166,6 +166,22 @@ export function databaseSaturated(waitMs: number, waited: boolean, capacity?: nu
   return new RequestRefusal('SERVICE_UNAVAILABLE', `${busy}: a statement ${what}; retry in ${retry} s`, {}, retry);
 }
 
+/**
+ * The database time FREE keys and anonymous clients may use together on the instance (or
+ * anonymous clients' part of it) is spent for now (db/class-database-time.ts): the database is
+ * busy for this priority, not the client at fault.
+ */
+export function unpaidDatabaseTimeSpent(bucket: 'unpaid' | 'anonymous', msPerSecond: number, waitMs: number): RequestRefusal {
+  const retry = seconds(waitMs);
+  const who = bucket === 'anonymous' ? 'Anonymous clients' : 'FREE keys and anonymous clients';
+  return new RequestRefusal(
+    'SERVICE_UNAVAILABLE',
+    `${who} together use at most ${msPerSecond} ms of database time a second on this instance, and that is spent for now; retry in ${retry} s`,
+    {},
+    retry,
+  );
+}
+
 /** The database cannot be reached; it recovers by itself. */
 export function databaseUnavailable(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, DATABASE_RETRY_AFTER_SECONDS);

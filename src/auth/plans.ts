@@ -132,10 +132,11 @@ export function quotaOfCaller(caller: QuotedCaller): Quota {
 
 /**
  * Anonymous clients in the database pool's fair share: each address weighs half a FREE key, its
- * statements wait at most half a second, and together they hold at most a quarter of the pool's
- * connections while any key's statements wait (docs/contract.md §5, "Fair share of the database").
+ * statements wait at most half a second, together they hold at most a quarter of the pool's
+ * connections while any key's statements wait, and use at most half the database time of the
+ * unpaid classes (UNPAID_DATABASE_MS_PER_SECOND) (docs/contract.md §5, "Fair share of the database").
  */
-export const ANONYMOUS_DATABASE = { weight: 1, startWithinMs: 500, poolShare: 0.25 } as const;
+export const ANONYMOUS_DATABASE = { weight: 1, startWithinMs: 500, poolShare: 0.25, timeShare: 0.5 } as const;
 
 /**
  * The unpaid class (FREE keys and anonymous clients) in the database pool: it never holds the

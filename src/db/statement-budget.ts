@@ -2,8 +2,9 @@ import type { AbortWatch, Scope } from '../common/scope';
 import type { Trace } from '../common/trace';
 import { ApiError, type RequestRefusal } from '../errors';
 import { type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
-import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld } from '../refusals';
+import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld, unpaidDatabaseTimeSpent } from '../refusals';
 import type { Budget } from '../sql/statements';
+import type { ClassDatabaseTime } from './class-database-time';
 import type { DatabaseTime } from './database-time';
 
 /**
@@ -29,6 +30,12 @@ export interface StatementAllowance {
   waitMs: number;
   /** The identity's database time, and how much of it it may use a minute. */
   time?: { meter: DatabaseTime; identity: string; allowanceMs: number };
+  /**
+   * The database time of the classes the identity is in (FREE keys and anonymous clients
+   * together, anonymous clients alone), each bucket checked before a statement and charged after
+   * it; empty or absent for the paying class.
+   */
+  classTime?: ClassDatabaseTime[];
   /** Statements in all. */
   total?: number;
   /** Told of the request's refusal, once. */
@@ -82,6 +89,9 @@ export class StatementBudget implements Budget {
       const seconds = Math.ceil(waitMs / 1000);
       throw this.refuse(databaseBusy(`This client has used its ${time!.allowanceMs / 1000} s of database time a minute; retry in ${seconds} s`, seconds));
     }
+    // Awaited only when there is a wait: a statement otherwise joins the pool's line in this step.
+    const classWait = this.waitForClassTime();
+    if (classWait) await classWait;
     // Until one of its statements has started, a request that could not start soon while others
     // compete for the pool is refused whole; once one has, the rest are let finish what it began.
     let bounded = false;
@@ -110,10 +120,43 @@ export class StatementBudget implements Budget {
     }
   }
 
-  /** Charges the identity for `ms` a statement held its connection. */
+  /** Charges the identity, and its classes, for `ms` a statement held its connection. */
   charge(ms: number): void {
-    const { time } = this.allowance;
+    const { time, classTime } = this.allowance;
     time?.meter.spend(time.identity, time.allowanceMs, ms);
+    if (classTime) for (const bucket of classTime) bucket.spend(ms);
+  }
+
+  /**
+   * Waits while the database time of the identity's classes is spent: a request none of whose
+   * statements has started at most its plan's start bound, one under way at most the statement
+   * timeout. Longer, and the request is refused 503 at once, the class's wait being what it is.
+   */
+  private waitForClassTime(): Promise<void> | undefined {
+    const { classTime, claimant } = this.allowance;
+    if (!classTime?.length || claimant.tier === 'paying' || classTime.every((bucket) => bucket.waitMs() === 0)) return undefined;
+    return this.waitForClassTimeOf(classTime);
+  }
+
+  private async waitForClassTimeOf(classTime: ClassDatabaseTime[]): Promise<void> {
+    const { startWithinMs, waitMs: timeoutMs } = this.allowance;
+    const limit = this.started ? timeoutMs : Math.min(startWithinMs ?? timeoutMs, timeoutMs);
+    let waited = 0;
+    for (;;) {
+      let wait = 0;
+      let binding = classTime[0];
+      for (const bucket of classTime) {
+        const ms = bucket.waitMs();
+        if (ms > wait) [wait, binding] = [ms, bucket];
+      }
+      if (wait === 0) return;
+      if (waited + wait > limit) {
+        // The first bucket is the unpaid class's; an anonymous client's second, its own class's.
+        throw this.refuse(unpaidDatabaseTimeSpent(binding === classTime[0] ? 'unpaid' : 'anonymous', binding.msPerSecond, wait));
+      }
+      await sleepUnless(wait, this.waits);
+      waited += wait;
+    }
   }
 
   /**
@@ -173,4 +216,19 @@ class RequestWaits implements AbortWatch {
     this.listeners = undefined;
     listeners?.forEach((listener) => listener());
   }
+}
+
+/** Resolves after `ms`, or rejects with the watch's reason once it is aborted (a refusal, the client gone). */
+function sleepUnless(ms: number, watch: AbortWatch): Promise<void> {
+  if (watch.aborted) return Promise.reject(watch.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      resolve();
+    }, ms);
+    const stop = watch.onAbort(() => {
+      clearTimeout(timer);
+      reject(watch.reason);
+    });
+  });
 }

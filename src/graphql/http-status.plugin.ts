@@ -20,13 +20,11 @@ export function httpStatusHooks<TContext extends object>(): SharedRequestHooks<T
         response.http.status = statuses[0] || 500;
         return;
       }
-      if (statuses.includes(503)) {
-        response.http.status = 503;
-        return;
-      }
       const refusal = raised?.map((error) => unwrapResolverError(error)).find((error) => error instanceof RequestRefusal);
+      if (statuses.includes(503)) response.http.status = 503;
       if (!refusal) return;
-      response.http.status = refusal.status;
+      // A 503 refusal (the database busy for the caller's priority) carries its Retry-After too.
+      if (!statuses.includes(503)) response.http.status = refusal.status;
       for (const [name, value] of Object.entries(refusal.responseHeaders())) response.http.headers.set(name, value);
     },
   };

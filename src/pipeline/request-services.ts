@@ -4,6 +4,7 @@ import { FairTurns } from '../common/fair-turns';
 import type { Scope } from '../common/scope';
 import type { Config } from '../config';
 import { requestServices as servicesWithin, type Services } from '../context';
+import { UnpaidDatabaseTime } from '../db/class-database-time';
 import { DatabaseTime } from '../db/database-time';
 import { StatementBudget } from '../db/statement-budget';
 import { FloodLog, type Logger } from '../logger';
@@ -24,7 +25,7 @@ export type RequestServices = (caller: Caller, identity: string, requestId: stri
  */
 export function requestServicesOver(
   services: Services,
-  config: Pick<Config, 'databaseStatementTimeoutMs' | 'databaseReservePercent'>,
+  config: Pick<Config, 'databaseStatementTimeoutMs' | 'databaseReservePercent' | 'unpaidDatabaseMsPerSecond'>,
   logger: Logger,
   /** Connections in the pool: the turns handed out. */
   poolSize: number,
@@ -36,6 +37,8 @@ export function requestServicesOver(
     anonymousShare: ANONYMOUS_DATABASE.poolShare,
   });
   const databaseTime = new DatabaseTime();
+  // The cores a crowd of FREE keys and anonymous clients may keep busy, whoever else waits.
+  const unpaidTime = config.unpaidDatabaseMsPerSecond > 0 ? new UnpaidDatabaseTime(config.unpaidDatabaseMsPerSecond, ANONYMOUS_DATABASE.timeShare) : undefined;
   const refusals = new FloodLog(logger);
   const requestServices: RequestServices = (caller, identity, requestId, scope, readAfter) => {
     const { max, weight, tier, startWithinMs } = databaseClaimOf(caller);
@@ -45,6 +48,7 @@ export function requestServicesOver(
       startWithinMs: startWithinMs ?? undefined,
       waitMs: config.databaseStatementTimeoutMs,
       time: { meter: databaseTime, identity, allowanceMs: databaseTimeOfCaller(caller) },
+      classTime: unpaidTime?.bucketsOf(tier),
       // A client's own backlog, or a busy pool: a warning, not an error of the gateway's; its
       // floods summed up per identity and reason (the figures of a message set aside).
       onRefusal: (refusal) => refusals.warn(`${identity} ${refusal.message.replace(/\d+/g, '#')}`, { requestId, identity, reason: refusal.message }, 'request refused: over its database allowance'),

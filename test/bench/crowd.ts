@@ -23,6 +23,11 @@ const PETS = Number(process.env.CROWD_PETS ?? 100_000);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
 const VICTIM_RATE = Number(process.env.CROWD_VICTIM_RATE ?? 10);
 const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
+/** Which sets of instances run (CROWD_INSTANCES, default `1,2`), and which phases (CROWD_PHASES: names' beginnings, e.g. `alone,anonymous`; default all). */
+const INSTANCE_COUNTS = (process.env.CROWD_INSTANCES ?? '1,2').split(',').map(Number);
+const PHASES = (['alone', 'anonymous crowd', 'FREE-key crowd'] as const).filter(
+  (phase) => !process.env.CROWD_PHASES || process.env.CROWD_PHASES.split(',').some((start) => phase.startsWith(start.trim())),
+);
 const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
 const VICTIMS = [
   ['PRO', 'pro'],
@@ -92,13 +97,13 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
   const chosen = await mostExpensiveDocument(probe.port).finally(() => probe.stop());
   console.log(`crowd: each member sends ${chosen.query} (cost ${chosen.cost} of ${chosen.limit})`);
   const rows: CrowdRow[] = [];
-  for (const count of [1, 2]) {
+  for (const count of INSTANCE_COUNTS) {
     const instances = await start(count);
     try {
       const ports = instances.map((server) => server.port);
       let run = 0;
       await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } });
-      for (const phase of ['alone', 'anonymous crowd', 'FREE-key crowd'] as const) {
+      for (const phase of PHASES) {
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
         const [{ victims }, { crowd }] = await Promise.all([
           runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } }),
