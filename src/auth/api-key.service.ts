@@ -39,6 +39,12 @@ export function keyCache(clock?: () => number): KeyCache {
 }
 
 export class ApiKeyService {
+  /**
+   * Look-ups under way, by key hash: requests that present one key while it is not cached (a
+   * page's parallel queries, once its entry has expired) wait for one statement, not one each.
+   */
+  private readonly lookups = new Map<string, Promise<ApiKey | null>>();
+
   /** `cache` is shared by every request's service: a revocation clears it for all. */
   constructor(
     private readonly db: Statements,
@@ -57,7 +63,7 @@ export class ApiKeyService {
     if (cached) return cached.key;
     let row: ApiKey | null;
     try {
-      row = await this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash }));
+      row = await this.lookUp(hash);
     } catch (error) {
       const lastKnown = isDatabaseUnavailable(error) ? this.cache.get(hash, { allowStale: true }) : undefined;
       if (lastKnown) return lastKnown.key;
@@ -66,6 +72,14 @@ export class ApiKeyService {
     const key = row && !row.revokedAt ? toAuthenticated(row) : null;
     this.cache.set(hash, { key });
     return key;
+  }
+
+  private lookUp(hash: string): Promise<ApiKey | null> {
+    const underWay = this.lookups.get(hash);
+    if (underWay) return underWay;
+    const lookup = this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash })).finally(() => this.lookups.delete(hash));
+    this.lookups.set(hash, lookup);
+    return lookup;
   }
 
   async create(input: NewApiKeyInput): Promise<IssuedKey> {

@@ -211,6 +211,15 @@ describe('key lookups', () => {
     expect(await countStatements(() => service.authenticate(unknown))).toHaveLength(1);
   });
 
+  it('are shared while under way: the parallel requests of a page with a key not yet cached cost one statement', async () => {
+    const { key } = await createApiKey(t);
+    const statements = await countStatements(async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => gql(t.url, '{ __typename }', undefined, { key })));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    });
+    expect(statements.filter((sql) => /api_keys/.test(sql))).toHaveLength(1);
+  });
+
   it('forget a key at once when this instance revokes it', async () => {
     const { key, id } = await createApiKey(t);
     expect((await gql(t.url, '{ pets { totalCount } }', undefined, { key })).status).toBe(200);
