@@ -62,11 +62,6 @@ export function requestedCost(costed: CostedOperation): number {
   return new OperationCost(costed).requested();
 }
 
-/** What the executed operation cost. */
-export function actualCost(costed: CostedOperation, data: Data): number {
-  return new OperationCost(costed).actual(data);
-}
-
 /** A response key's fields: several when a document selects one key more than once, merged as execution merges them. */
 interface KeyedFields {
   key: string;
@@ -277,7 +272,8 @@ class CostWalk {
 const TRIGRAM = /[\p{L}\p{N}]{3}/u;
 const substringCost = (text: string) => (TRIGRAM.test(text) ? COST.SUBSTRING : COST.UNINDEXED_SUBSTRING);
 
-const COSTED_ARGUMENTS = new Set(['first', 'filter']);
+/** A connection's arguments the cost reads (with the `if` of @skip and @include, the only inputs it reads). */
+export const COSTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'filter']);
 
 /** A connection's fields that run its count (once, whichever are selected). */
 const COUNT_FIELDS = new Set(['totalCount', 'totalCountPrecision']);

@@ -10,7 +10,7 @@ import {
   visit,
 } from 'graphql';
 import { ApiError } from '../errors';
-import { type CostedOperation, OperationCost, requestedCost } from './document-cost';
+import { COSTED_ARGUMENTS, type CostedOperation, OperationCost, requestedCost } from './document-cost';
 import { fragmentsOf } from './fragments';
 import type { SharedRequestHooks } from './request-hooks';
 
@@ -83,7 +83,7 @@ function costVariables(document: DocumentNode): string[] {
   const names = new Set<string>();
   visit(document, {
     Argument(node) {
-      if (!COSTED_ARGUMENTS.has(node.name.value)) return;
+      if (!COST_INPUTS.has(node.name.value)) return;
       visit(node.value, {
         Variable(variable) {
           names.add(variable.name.value);
@@ -94,7 +94,8 @@ function costVariables(document: DocumentNode): string[] {
   return [...names];
 }
 
-const COSTED_ARGUMENTS = new Set(['first', 'filter', 'if']);
+/** What the cost reads: a connection's costed arguments, and the `if` of @skip and @include. */
+const COST_INPUTS = new Set([...COSTED_ARGUMENTS, 'if']);
 
 /** The variables named that were given (a missing one is not one given as undefined). */
 function only(names: string[], variables: Record<string, unknown>): Record<string, unknown> {
