@@ -1,3 +1,5 @@
+import type { Tier } from '../common/fair-turns';
+
 /**
  * The database time a class of callers may use together on an instance (docs/contract.md §5,
  * "Database time of the unpaid classes"): a bucket refilled at `msPerSecond` of statement time a
@@ -44,8 +46,9 @@ export class ClassDatabaseTime {
 
 /**
  * The unpaid classes' buckets: FREE keys and anonymous clients together, and anonymous clients
- * alone within that (ANONYMOUS_DATABASE_TIME_SHARE of it), so that a crowd of addresses cannot
- * spend what FREE keys would use. A statement of a class checks and charges every bucket it is in.
+ * alone within that (`anonymousShare` of it, ANONYMOUS_DATABASE.timeShare), so that a crowd of
+ * addresses cannot spend what FREE keys would use. A statement of a class checks and charges
+ * every bucket it is in.
  */
 export class UnpaidDatabaseTime {
   readonly unpaid: ClassDatabaseTime;
@@ -57,7 +60,7 @@ export class UnpaidDatabaseTime {
   }
 
   /** The buckets a claimant of `tier` draws on; none for the paying class. */
-  bucketsOf(tier: 'paying' | 'free' | 'anonymous'): ClassDatabaseTime[] {
+  bucketsOf(tier: Tier): ClassDatabaseTime[] {
     if (tier === 'paying') return [];
     return tier === 'free' ? [this.unpaid] : [this.unpaid, this.anonymous];
   }

@@ -133,8 +133,8 @@ export class StatementBudget implements Budget {
    * timeout. Longer, and the request is refused 503 at once, the class's wait being what it is.
    */
   private waitForClassTime(): Promise<void> | undefined {
-    const { classTime, claimant } = this.allowance;
-    if (!classTime?.length || claimant.tier === 'paying' || classTime.every((bucket) => bucket.waitMs() === 0)) return undefined;
+    const { classTime } = this.allowance;
+    if (!classTime?.length || classTime.every((bucket) => bucket.waitMs() === 0)) return undefined;
     return this.waitForClassTimeOf(classTime);
   }
 

@@ -21,11 +21,11 @@ export function httpStatusHooks<TContext extends object>(): SharedRequestHooks<T
         return;
       }
       const refusal = raised?.map((error) => unwrapResolverError(error)).find((error) => error instanceof RequestRefusal);
+      // A 503 (the database away, or busy for the caller's priority) is the status; a refusal's
+      // headers, such as its Retry-After, go with whichever status is sent.
       if (statuses.includes(503)) response.http.status = 503;
-      if (!refusal) return;
-      // A 503 refusal (the database busy for the caller's priority) carries its Retry-After too.
-      if (!statuses.includes(503)) response.http.status = refusal.status;
-      for (const [name, value] of Object.entries(refusal.responseHeaders())) response.http.headers.set(name, value);
+      else if (refusal) response.http.status = refusal.status;
+      if (refusal) for (const [name, value] of Object.entries(refusal.responseHeaders())) response.http.headers.set(name, value);
     },
   };
 }
