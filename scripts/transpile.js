@@ -15,9 +15,14 @@ function swcOptions() {
   return JSON.parse(readFileSync(join(ROOT, '.swcrc'), 'utf8'));
 }
 
+/** swc's output for one file: its JavaScript, and its source map when `options` ask for one apart. */
+function transform(source, filename, options) {
+  return transformSync(source, { ...options, filename, swcrc: false });
+}
+
 /** One file's JavaScript, with an inline source map. */
 function transpile(source, filename, options = swcOptions()) {
-  return transformSync(source, { ...options, filename, swcrc: false }).code;
+  return transform(source, filename, options).code;
 }
 
 function typeScriptFiles(folder) {
@@ -41,7 +46,7 @@ function transpileSources(outDir) {
   for (const file of files) {
     const target = join(outDir, relative(ROOT, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(target), { recursive: true });
-    const { code, map } = transformSync(readFileSync(file, 'utf8'), { ...options, filename: file, swcrc: false });
+    const { code, map } = transform(readFileSync(file, 'utf8'), file, options);
     writeFileSync(target, `${code}\n//# sourceMappingURL=${basename(target)}.map\n`);
     writeFileSync(`${target}.map`, map);
   }
