@@ -27,24 +27,27 @@ const toAuthenticated = (row: ApiKey): AuthenticatedKey => ({ id: row.id, role: 
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_SIZE = 10_000;
 
-/** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
-export type KeyCache = LRUCache<string, { key: AuthenticatedKey | null }>;
+/** What an instance knows of keys, shared by every request's service. */
+export interface KeyCache {
+  /** Lookups by key hash, unknown keys included (an invalid-key flood must not reach the database). */
+  answers: LRUCache<string, { key: AuthenticatedKey | null }>;
+  /**
+   * Look-ups under way, by key hash: requests that present one key while it is not cached (a
+   * page's parallel queries, once its entry has expired) wait for one statement, not one each.
+   */
+  lookups: Map<string, Promise<ApiKey | null>>;
+}
 
 /** `clock` stands in for the cache's timer in tests. */
 export function keyCache(clock?: () => number): KeyCache {
   // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
   // noDeleteOnStaleGet: an entry past its time stays until a fresh lookup replaces it (or the
   // size bound evicts it), to stand in while the database cannot be asked (authenticate).
-  return new LRUCache({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, noDeleteOnStaleGet: true, perf: clock && { now: clock } });
+  const answers = new LRUCache<string, { key: AuthenticatedKey | null }>({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, noDeleteOnStaleGet: true, perf: clock && { now: clock } });
+  return { answers, lookups: new Map() };
 }
 
 export class ApiKeyService {
-  /**
-   * Look-ups under way, by key hash: requests that present one key while it is not cached (a
-   * page's parallel queries, once its entry has expired) wait for one statement, not one each.
-   */
-  private readonly lookups = new Map<string, Promise<ApiKey | null>>();
-
   /** `cache` is shared by every request's service: a revocation clears it for all. */
   constructor(
     private readonly db: Statements,
@@ -59,26 +62,27 @@ export class ApiKeyService {
   async authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
     if (!looksLikeApiKey(rawKey)) return null;
     const hash = hashApiKey(rawKey);
-    const cached = this.cache.get(hash);
+    const cached = this.cache.answers.get(hash);
     if (cached) return cached.key;
     let row: ApiKey | null;
     try {
       row = await this.lookUp(hash);
     } catch (error) {
-      const lastKnown = isDatabaseUnavailable(error) ? this.cache.get(hash, { allowStale: true }) : undefined;
+      const lastKnown = isDatabaseUnavailable(error) ? this.cache.answers.get(hash, { allowStale: true }) : undefined;
       if (lastKnown) return lastKnown.key;
       throw error;
     }
     const key = row && !row.revokedAt ? toAuthenticated(row) : null;
-    this.cache.set(hash, { key });
+    this.cache.answers.set(hash, { key });
     return key;
   }
 
   private lookUp(hash: string): Promise<ApiKey | null> {
-    const underWay = this.lookups.get(hash);
+    const { lookups } = this.cache;
+    const underWay = lookups.get(hash);
     if (underWay) return underWay;
-    const lookup = this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash })).finally(() => this.lookups.delete(hash));
-    this.lookups.set(hash, lookup);
+    const lookup = this.db.repository(ApiKey, (keys) => keys.findOneBy({ keyHash: hash })).finally(() => lookups.delete(hash));
+    lookups.set(hash, lookup);
     return lookup;
   }
 
@@ -123,7 +127,7 @@ export class ApiKeyService {
       apiKey.revokedAt = new Date();
       await this.db.repository(ApiKey, (keys) => keys.save(apiKey));
     }
-    this.cache.delete(apiKey.keyHash);
+    this.cache.answers.delete(apiKey.keyHash);
     return apiKey;
   }
 
@@ -135,7 +139,7 @@ export class ApiKeyService {
    * hash's own unique index, and once more finds the row and updates it.
    */
   async syncEnvironmentKey(rawKey: string | undefined): Promise<void> {
-    this.cache.clear();
+    this.cache.answers.clear();
     if (!rawKey) {
       await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE from_environment AND revoked_at IS NULL');
       return;
