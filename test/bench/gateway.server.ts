@@ -3,6 +3,7 @@ import '../../src/telemetry/start';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { startGateway } from '../../src/gateway';
+import { traceLoop } from './loop-trace';
 import { reportStatsOverIpc } from './server-stats';
 
 /**
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     gateway.server.closeAllConnections();
     await gateway.close();
   });
+  if (process.env.BENCH_LOOP_TRACE_DIR) traceLoop(gateway.server, process.env.BENCH_LOOP_TRACE_DIR);
   process.send?.({ port: (gateway.server.address() as AddressInfo).port });
 }
 

@@ -21,13 +21,22 @@ function gatewayNodeFlags(): string[] {
   return command[0] === 'node' ? command.slice(1).filter((word) => word.startsWith('--')) : [];
 }
 
+/**
+ * BENCH_CPU_PROF_DIR: every gateway contender runs under Node's CPU profiler, each writing its
+ * profile there (a `.cpuprofile` named after its process) when it stops.
+ */
+function cpuProfileFlags(): string[] {
+  const directory = process.env.BENCH_CPU_PROF_DIR;
+  return directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
+}
+
 /** Starts a bench server script (compiled, relative to this file) and waits for its port. */
 export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
   // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags(), ...cpuProfileFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -41,6 +41,11 @@ ten): what a change, and tracing off, cost against it.
  * `crowd` (crowd.ts) is issue 30's: a PRO and a BUSINESS key at 10 requests/s, alone, then during
  * a crowd of 59 anonymous addresses and during one of 30 FREE keys, each member at its in-flight
  * bound with the costliest document it may send; on one instance and on two. Also for 100,000 pets.
+ *
+ * BENCH_CPU_PROF_DIR runs every gateway contender under Node's CPU profiler (processes.ts), each
+ * writing a `.cpuprofile` there when it stops: where a scenario's time goes, open in Chrome's DevTools.
+ * BENCH_LOOP_TRACE_DIR has each write a line a second there instead (loop-trace.ts): connections
+ * accepted, requests, how late its timers run, its loop's utilization against its CPU, the crowd's victims.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_UP_SECONDS = 2;
