@@ -21,13 +21,16 @@ function gatewayNodeFlags(): string[] {
   return command[0] === 'node' ? command.slice(1).filter((word) => word.startsWith('--')) : [];
 }
 
-/** Starts a bench server script (compiled, relative to this file) and waits for its port. */
-export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
+/**
+ * Starts a bench server script (compiled, relative to this file) and waits for its port; a gateway
+ * runs with `npm start`'s Node flags, then `extraNodeFlags`.
+ */
+export async function startServer(name: string, script: string, args: string[], env: Record<string, string>, extraNodeFlags: string[] = []): Promise<BenchServer> {
   // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags(), ...extraNodeFlags] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
