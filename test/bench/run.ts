@@ -7,6 +7,7 @@ import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
+import { runPaired } from './paired';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
@@ -32,9 +33,11 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * and every request recorded exported as JSON (OTEL_EXPORTER_OTLP_PROTOCOL http/json). BENCH_BASELINE, the
  * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
  * that code's gateway to Q1, Q2, cheap and tracing (in tracing, also traced every request and one in
-ten): what a change, and tracing off, cost against it. BENCH_BASELINE_NODE_FLAGS (such as
-`--max-old-space-size=512`) adds Node flags to the baseline's gateways after `npm start`'s, so that
-BENCH_BASELINE set to this very checkout measures what a flag costs.
+ * ten): what a change, and tracing off, cost against it. BENCH_BASELINE_NODE_FLAGS (such as
+ * `--max-old-space-size=512`) adds Node flags to the baseline's gateways after `npm start`'s, so that
+ * BENCH_BASELINE set to this very checkout measures what a flag costs; `paired` (paired.ts) loads the
+ * gateway and the baseline (this checkout when BENCH_BASELINE is unset) at the same moment, which a
+ * shared machine's noise affects alike.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -84,6 +87,8 @@ const CROWD = !ONLY || ONLY.includes('crowd');
 const SCALE = ONLY?.includes('scale') ?? false;
 /** `replicas` (replicas.ts) runs only when asked for: it starts a primary and a replica of its own. */
 const REPLICAS = ONLY?.includes('replicas') ?? false;
+/** `paired` (paired.ts) runs only when asked for: BENCH_ROUNDS slices of BENCH_SECONDS per scenario and pairing. */
+const PAIRED = ONLY?.includes('paired') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -143,6 +148,7 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
   if (REPLICAS) await runReplicas({ REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS, WARM_UP_SECONDS);
+  if (PAIRED) await runPaired(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, ROUNDS, SECONDS, WARM_UP_SECONDS);
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
