@@ -1,5 +1,7 @@
 // First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
 import './telemetry/start';
+// Before TypeORM loads: its drivers for other databases stay unread.
+import './db/postgres-driver-only';
 import 'reflect-metadata';
 import { originalStack } from './common/source-stack';
 import { ConfigError } from './config';

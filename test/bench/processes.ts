@@ -30,13 +30,16 @@ function cpuProfileFlags(): string[] {
   return directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
 }
 
-/** Starts a bench server script (compiled, relative to this file) and waits for its port. */
-export async function startServer(name: string, script: string, args: string[], env: Record<string, string>): Promise<BenchServer> {
+/**
+ * Starts a bench server script (compiled, relative to this file) and waits for its port; a gateway
+ * runs with `npm start`'s Node flags, then `extraNodeFlags`.
+ */
+export async function startServer(name: string, script: string, args: string[], env: Record<string, string>, extraNodeFlags: string[] = []): Promise<BenchServer> {
   // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags(), ...cpuProfileFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags(), ...extraNodeFlags, ...cpuProfileFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -7,6 +7,7 @@ import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
+import { runPaired } from './paired';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
@@ -32,7 +33,11 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * and every request recorded exported as JSON (OTEL_EXPORTER_OTLP_PROTOCOL http/json). BENCH_BASELINE, the
  * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
  * that code's gateway to Q1, Q2, cheap and tracing (in tracing, also traced every request and one in
-ten): what a change, and tracing off, cost against it.
+ * ten): what a change, and tracing off, cost against it. BENCH_BASELINE_NODE_FLAGS (such as
+ * `--max-old-space-size=512`) adds Node flags to the baseline's gateways after `npm start`'s, so that
+ * BENCH_BASELINE set to this very checkout measures what a flag costs; `paired` (paired.ts) loads the
+ * gateway and the baseline (this checkout when BENCH_BASELINE is unset) at the same moment, which a
+ * shared machine's noise affects alike.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -56,6 +61,7 @@ const IDLE_SETTLE_MS = 5_000;
 /** Another checkout whose bench is built: its gateway runs beside this one in Q1, Q2, cheap and tracing. */
 const BASELINE = process.env.BENCH_BASELINE;
 const baseline = BASELINE ? ['gateway, baseline'] : [];
+const BASELINE_NODE_FLAGS = process.env.BENCH_BASELINE_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
 /** In `tracing`, the other checkout's gateway traced too: what a change to tracing saves, in the same run. */
 const tracedBaseline = BASELINE ? ['gateway, baseline, tracing on', 'gateway, baseline, tracing 1 in 10'] : [];
 
@@ -86,6 +92,8 @@ const CROWD = !ONLY || ONLY.includes('crowd');
 const SCALE = ONLY?.includes('scale') ?? false;
 /** `replicas` (replicas.ts) runs only when asked for: it starts a primary and a replica of its own. */
 const REPLICAS = ONLY?.includes('replicas') ?? false;
+/** `paired` (paired.ts) runs only when asked for: BENCH_ROUNDS slices of BENCH_SECONDS per scenario and pairing. */
+const PAIRED = ONLY?.includes('paired') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
 /** How each contender is asked (scenarios.ts); every gateway variant as the gateway. */
 const targetOf = (contender: string): Target => (['raw', 'raw GET', 'postgraphile'].includes(contender) ? (contender as Target) : 'gateway');
@@ -145,6 +153,7 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
   if (REPLICAS) await runReplicas({ REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS, WARM_UP_SECONDS);
+  if (PAIRED) await runPaired(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, ROUNDS, SECONDS, WARM_UP_SECONDS);
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
@@ -180,12 +189,12 @@ async function main(): Promise<void> {
     }
     if (BASELINE) {
       const script = relative(__dirname, join(BASELINE, 'dist', 'test', 'bench', 'gateway.server.js'));
-      servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env));
+      servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env, BASELINE_NODE_FLAGS));
       if (sink) {
         const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
-        servers.set('gateway, baseline, tracing on', await startServer('gateway, baseline, tracing on', script, ['redis'], traced));
+        servers.set('gateway, baseline, tracing on', await startServer('gateway, baseline, tracing on', script, ['redis'], traced, BASELINE_NODE_FLAGS));
         const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-        servers.set('gateway, baseline, tracing 1 in 10', await startServer('gateway, baseline, tracing 1 in 10', script, ['redis'], sampled));
+        servers.set('gateway, baseline, tracing 1 in 10', await startServer('gateway, baseline, tracing 1 in 10', script, ['redis'], sampled, BASELINE_NODE_FLAGS));
       }
     }
 

@@ -43,6 +43,11 @@ export class GatewayProgram {
     return spawn(process.execPath, [...V8_FLAGS, join(this.outDir, 'src', 'main.js')], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
+  /** Where the transpiled `source` (a path in the project, such as `src/main.ts`) is. */
+  transpiled(source: string): string {
+    return join(this.outDir, source.replace(/\.ts$/, '.js'));
+  }
+
   remove(): void {
     rmSync(this.outDir, { recursive: true, force: true });
   }
