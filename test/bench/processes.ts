@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, execFileSync, fork } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { npmStartNodeFlags } from '../helpers/npm-start-flags';
 import type { ServerStats } from './server-stats';
 
 export interface BenchServer {
@@ -8,17 +9,6 @@ export interface BenchServer {
   port: number;
   stats(): Promise<ServerStats>;
   stop(): Promise<void>;
-}
-
-/**
- * The Node flags `npm start` gives the gateway (package.json: every flag between `node` and the
- * script): every gateway contender (a gateway.server.js, this checkout's or a baseline's) runs
- * with them, as deployed; the peers keep Node's defaults.
- */
-function gatewayNodeFlags(): string[] {
-  const packageJson = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const command = packageJson.scripts.start.split('&&').at(-1)?.trim().split(/\s+/) ?? [];
-  return command[0] === 'node' ? command.slice(1).filter((word) => word.startsWith('--')) : [];
 }
 
 /**
@@ -39,7 +29,7 @@ export async function startServer(name: string, script: string, args: string[], 
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...gatewayNodeFlags(), ...extraNodeFlags, ...cpuProfileFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...npmStartNodeFlags(), ...extraNodeFlags, ...cpuProfileFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

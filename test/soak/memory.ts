@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { generateApiKey } from '../../src/auth/key-secret';
+import { npmStartNodeFlags } from '../helpers/npm-start-flags';
 import { freePort } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 
@@ -179,7 +180,7 @@ export async function memorySoak(flag: (name: string) => string | undefined): Pr
     NODE_ENV: 'production',
     ADMIN_API_KEY: generateApiKey(),
   };
-  const child: ChildProcess = spawn(process.execPath, ['dist/src/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...npmStartNodeFlags(), 'dist/src/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const pid = child.pid as number;
   let stopping = false;
   const stop = () => stopping;

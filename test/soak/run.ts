@@ -15,6 +15,7 @@ import { waitFor } from '../helpers/wait';
 import { documented, Recorder, runLoad } from './clients';
 import { loadBalancer } from './load-balancer';
 import { memorySoak } from './memory';
+import { npmStartNodeFlags } from '../helpers/npm-start-flags';
 
 /**
  * npm run soak: three gateway instances behind a load balancer, on one PostgreSQL and one Redis,
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
   };
   const children: (ChildProcess | undefined)[] = [];
   const startInstance = async (i: number) => {
-    const child = spawn(process.execPath, ['dist/src/main.js'], {
+    const child = spawn(process.execPath, [...npmStartNodeFlags(), 'dist/src/main.js'], {
       env: { ...env, PORT: String(ports[i]) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
