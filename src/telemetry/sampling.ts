@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Context, diag, propagation, ROOT_CONTEXT, type Sampler, SpanKind, trace } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
@@ -43,10 +44,18 @@ export function admittedSampler(): Sampler {
   return new ParentBasedSampler({ root: on, remoteParentSampled: on, remoteParentNotSampled: on });
 }
 
-/** A random trace id, as the SDK makes them: the ratio sampler reads its last 8 bytes. */
+/** Random bytes drawn 256 trace ids at a time: one native call where each id cost four `Math.random` conversions. */
+const randomPool = Buffer.allocUnsafe(16 * 256);
+let poolAt = randomPool.length;
+
+/** A random trace id (32 hex digits), as the SDK makes them, for the sampler to decide on: drawn for every request at the door. */
 function randomTraceId(): string {
-  let id = '';
-  for (let i = 0; i < 4; i += 1) id += ((Math.random() * 0x1_0000_0000) >>> 0).toString(16).padStart(8, '0');
+  if (poolAt === randomPool.length) {
+    randomFillSync(randomPool);
+    poolAt = 0;
+  }
+  const id = randomPool.toString('hex', poolAt, poolAt + 16);
+  poolAt += 16;
   return id;
 }
 

@@ -3,11 +3,11 @@ import { SCENARIOS, type Target } from './scenarios';
 
 /**
  * The load generator, in a process of its own: autocannon on loopback for a bounded time.
- * argv: port scenario target seconds firstRequestNumber [connections, default 10]. Prints its
- * result as JSON.
+ * argv: port scenario target seconds firstRequestNumber [connections, default 10] [requests a
+ * second over all connections, default as many as answered]. Prints its result as JSON.
  */
 async function main(): Promise<void> {
-  const [port, scenarioName, target, seconds, first, connections = '10'] = process.argv.slice(2);
+  const [port, scenarioName, target, seconds, first, connections = '10', rate] = process.argv.slice(2);
   const scenario = SCENARIOS[scenarioName];
   let n = Number(first);
   let mismatches = 0;
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     url: `http://127.0.0.1:${port}`,
     connections: Number(connections),
     duration: Number(seconds),
+    ...(rate ? { overallRate: Number(rate) } : {}),
     requests: [
       {
         setupRequest: (request) => ({ ...request, ...scenario.request(target as Target, n++) }),

@@ -78,7 +78,11 @@ export interface LoadResult {
   statuses: Record<string, number>;
 }
 
-/** Drives one server with autocannon from a separate process, over `connections` connections. */
+/**
+ * Drives one server with autocannon from a separate process, over `connections` connections:
+ * each sends its next request once answered, or, given `rate`, all of them together at most
+ * `rate` requests a second.
+ */
 export function runLoad(
   port: number,
   scenario: string,
@@ -86,11 +90,12 @@ export function runLoad(
   seconds: number,
   firstRequest: number,
   connections = 10,
+  rate?: number,
 ): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [join(__dirname, 'load.worker.js'), String(port), scenario, target, String(seconds), String(firstRequest), String(connections)],
+      [join(__dirname, 'load.worker.js'), String(port), scenario, target, String(seconds), String(firstRequest), String(connections), ...(rate ? [String(rate)] : [])],
       { maxBuffer: 1 << 20 },
       (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)),
     );

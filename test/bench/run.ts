@@ -33,11 +33,15 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * and every request recorded exported as JSON (OTEL_EXPORTER_OTLP_PROTOCOL http/json). BENCH_BASELINE, the
  * directory of another checkout whose bench is built (`npx tsc -p tsconfig.bench.json` there), adds
  * that code's gateway to Q1, Q2, cheap and tracing (in tracing, also traced every request and one in
- * ten): what a change, and tracing off, cost against it. BENCH_BASELINE_NODE_FLAGS (such as
- * `--max-old-space-size=512`) adds Node flags to the baseline's gateways after `npm start`'s, so that
- * BENCH_BASELINE set to this very checkout measures what a flag costs; `paired` (paired.ts) loads the
- * gateway and the baseline (this checkout when BENCH_BASELINE is unset) at the same moment, which a
- * shared machine's noise affects alike.
+ * ten): what a change, and tracing off, cost against it. Its goal lines compare each round's traced
+ * CPU per request with the untraced gateway's of the same round (`tracingOverhead`).
+ * BENCH_TRACING_RATE (requests a second) drives each of its contenders at that rate rather than as
+ * fast as it answers: CPU per request falls as the rate rises (per wake-up costs, V8's helper
+ * threads), so contenders compared at the rates they happen to reach are charged the difference.
+ * BENCH_BASELINE_NODE_FLAGS (such as `--max-old-space-size=512`) adds Node flags to the baseline's
+ * gateways after `npm start`'s, so that BENCH_BASELINE set to this very checkout measures what a
+ * flag costs; `paired` (paired.ts) loads the gateway and the baseline (this checkout when
+ * BENCH_BASELINE is unset) at the same moment, which a shared machine's noise affects alike.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -78,6 +82,8 @@ const ALL: [scenario: string, contenders: string[]][] = [
 /** What a scenario sends, when it is not its name. */
 const LOAD: Record<string, string> = { tracing: 'Q1' };
 const ATTACK_IN_FLIGHT = Number(process.env.ATTACK_IN_FLIGHT ?? 16);
+/** BENCH_TRACING_RATE: `tracing`'s contenders each driven at this many requests a second, not as fast as they answer. */
+const TRACING_RATE = process.env.BENCH_TRACING_RATE ? Number(process.env.BENCH_TRACING_RATE) : undefined;
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 const PLAN = ALL.filter(([scenario]) => !ONLY || ONLY.includes(scenario));
 const FAN_OUT = !ONLY || ONLY.includes('fanout');
@@ -114,10 +120,11 @@ async function measure(server: BenchServer, scenario: string, firstRequest: numb
   if (scenario === 'attack') return measureAttack(server, firstRequest);
   const target = targetOf(server.name);
   const load = LOAD[scenario] ?? scenario;
-  await runLoad(server.port, load, target, WARM_UP_SECONDS, firstRequest);
+  const rate = scenario === 'tracing' ? TRACING_RATE : undefined;
+  await runLoad(server.port, load, target, WARM_UP_SECONDS, firstRequest, 10, rate);
   const before = await server.stats();
   const pgBefore = await backendCpu(databaseUrl);
-  const result = await runLoad(server.port, load, target, SECONDS, firstRequest + 100_000);
+  const result = await runLoad(server.port, load, target, SECONDS, firstRequest + 100_000, 10, rate);
   const pgAfter = await backendCpu(databaseUrl);
   const after = await server.stats();
   return {
@@ -322,6 +329,7 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, heapTot
   const find = (scenario: string, contender: string) =>
     rows.find((row) => row.scenario === scenario && row.contender === contender) ??
     ({ ratio: NaN, sqlPerRequest: NaN, p99: NaN, unavailable: NaN, xPostGraphile: NaN, xRawGet: NaN, cpuMsPerRequest: NaN, pgCpuMsPerRequest: NaN } as Record<string, number>);
+  const overhead = tracingOverhead(runs);
   const targets = [
     // Issue 14's goals, each against a contender of the same run.
     ['Q1, Q2 ≥ 1.15× PostGraphile', ['Q1', 'Q2'].every((s) => Number(find(s, 'gateway').xPostGraphile) >= 1.15)],
@@ -345,16 +353,20 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, heapTot
     ['keyed attack: innocent p99 < 50 ms during, no 503', keyedAttackMet(keyedAttack)],
     ['crowd: victims never refused, p99 ≤ 100 ms during either crowd, on one and two instances', crowd !== undefined && crowdVictimsMet(crowd)],
     ['crowd: the crowd never answered 500', crowd !== undefined && crowdNever500(crowd)],
+    // Issue 32's tracing goals: CPU per request over the untraced gateway's, round by round.
+    ['tracing 1 in 10 ≤ +15% CPU ms/req over tracing off', (overhead.medians.get('gateway, tracing 1 in 10') ?? NaN) <= 1.15],
+    ['tracing every request ≤ +40% CPU ms/req over tracing off', (overhead.medians.get('gateway, tracing on') ?? NaN) <= 1.4],
     // Every transport run, each on one instance and on two: a row missing, failing or silent misses.
     ['fan-out p99 < 250 ms across two instances, every transport', fanOutMet(fanOut, [2], 250)],
     ['fan-out p99 ≤ 100 ms on one and two instances, every transport', fanOutMet(fanOut, [1, 2], 100)],
   ] as const;
   if (rows.length) console.log(`\n${table}\n\ngateway RSS idle: ${mb(gatewayIdleRss)} MB, after load: ${mb(gatewayRss)} MB`);
+  if (overhead.table) console.log(`\nTracing, CPU ms/req over the same code's untraced gateway in the same round:\n${overhead.table}`);
   if (fanOut.length) console.log(`\nLive updates, fan-out (latency from the change's send to the subscriber):\n${fanOutTable(fanOut)}`);
   if (crowd) console.log(`\nCrowds (${crowd.pets.toLocaleString('en')} pets):\n${crowdTable(crowd)}`);
   if (keyedAttack.length) console.log(`\nKeyed attack (${PETS.toLocaleString('en')} pets, two instances):\n${keyedAttackTable(keyedAttack)}`);
   // A target whose scenarios were not run (BENCH_SCENARIOS) says so rather than MISSED.
-  const needs: [prefix: string, scenario: string][] = [['Q1', 'Q1'], ['Q2', 'Q2'], ['p99 <', 'Q1'], ['gateway RSS', 'Q1'], ['placeOrder', 'placeOrder'], ['Redis store', 'cheap'], ['under attack', 'attack']];
+  const needs: [prefix: string, scenario: string][] = [['Q1', 'Q1'], ['Q2', 'Q2'], ['p99 <', 'Q1'], ['gateway RSS', 'Q1'], ['placeOrder', 'placeOrder'], ['Redis store', 'cheap'], ['under attack', 'attack'], ['tracing', 'tracing']];
   const ran = (target: string) =>
     target.startsWith('fan-out') ? FAN_OUT : target.startsWith('keyed attack') ? KEYED_ATTACK : target.startsWith('crowd') ? CROWD : PLAN.some(([scenario]) => needs.some(([prefix, needed]) => target.startsWith(prefix) && needed === scenario));
   for (const [target, met] of targets) console.log(`${!ran(target) ? 'not run' : met ? 'met    ' : 'MISSED '} ${target}`);
@@ -363,6 +375,27 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, heapTot
   const file = join(directory, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, rows, gatewayRss, gatewayIdleRss, fanOut, keyedAttack, crowd, targets }, null, 2));
   console.log(`\nwrote ${file}`);
+}
+
+/**
+ * `tracing`: each traced contender's CPU per request over its code's untraced gateway's in the same
+ * round, as a table of the rounds' ratios, and their median by contender (the goal lines read this
+ * code's). A contender's rounds are minutes apart and a busy machine moves CPU per request by 2×
+ * between them; the untraced run beside it in its round shares more of its conditions than the
+ * untraced median does.
+ */
+function tracingOverhead(runs: Map<string, Measured[]>): { medians: Map<string, number>; table: string } {
+  const medians = new Map<string, number>();
+  const contenders = PLAN.find(([scenario]) => scenario === 'tracing')?.[1] ?? [];
+  const lines: string[] = [];
+  for (const contender of contenders.filter((name) => name.includes('tracing'))) {
+    const untraced = runs.get(`tracing\t${contender.startsWith('gateway, baseline') ? 'gateway, baseline' : 'gateway'}`) ?? [];
+    const ratios = (runs.get(`tracing\t${contender}`) ?? []).map((run, round) => run.cpuMsPerRequest / (untraced[round]?.cpuMsPerRequest ?? NaN));
+    medians.set(contender, median(ratios));
+    lines.push(`| ${contender} | ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')} | ${median(ratios)?.toFixed(2)} |`);
+  }
+  const table = lines.length ? ['| server | per round | median |', '|---|---|---:|', ...lines].join('\n') : '';
+  return { medians, table };
 }
 
 main().catch((error: unknown) => {
