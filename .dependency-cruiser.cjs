@@ -39,8 +39,9 @@ const KERNEL = ['errors', 'refusals', 'formatError', 'logger', 'telemetry', 'con
 /** The parts each part may import, besides its own files. */
 const MAY_IMPORT = {
   errors: [],
-  // Every refusal (code, status, message, Retry-After) is made of the errors alone.
-  refusals: ['errors'],
+  // Every refusal (code, status, message, Retry-After) is made of the errors, and names the pool's
+  // class bounds as common/fair-turns.ts reports them.
+  refusals: ['errors', 'common'],
   // The one formatter of every error, on every transport: it knows refusals, outages and libraries' errors.
   formatError: ['errors', 'refusals', 'logger', 'common', 'sql'],
   // Tracing (docs/contract.md §10) knows nothing of the gateway but the trace a request carries

@@ -1,3 +1,4 @@
+import type { ClassBound } from './common/fair-turns';
 import { ApiError, type ErrorCode, RequestRefusal } from './errors';
 
 /**
@@ -96,14 +97,6 @@ export function tooManySubscriptions(cap: number): ApiError {
 /** The identity's own statements, or its database time, refuse the whole request (docs/contract.md §5). */
 export function databaseBusy(message: string, retryAfterSeconds: number): RequestRefusal {
   return new RequestRefusal('RATE_LIMITED', message, {}, Math.max(1, retryAfterSeconds));
-}
-
-/** A class's bound on the pool's connections it holds together, as the pool reports it (common/fair-turns.ts). */
-export interface ClassBound {
-  /** The unpaid class (FREE keys and anonymous clients), or the anonymous class alone. */
-  tier: 'unpaid' | 'anonymous';
-  limit: number;
-  because: 'reserve' | 'paying waits' | 'others wait';
 }
 
 /** What a request's statements could expect of the database pool when it was refused (db/statement-budget.ts). */
