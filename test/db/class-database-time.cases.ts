@@ -1,17 +1,12 @@
 import { FairTurns, type Tier } from '../../src/common/fair-turns';
 import { ClassDatabaseTime, UnpaidDatabaseTime } from '../../src/db/class-database-time';
 import { StatementBudget } from '../../src/db/statement-budget';
-
-/** A clock the test moves by hand. */
-function manualClock() {
-  let now = 1_000_000;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
+import { testClock } from '../helpers/clock';
 
 describe('ClassDatabaseTime', () => {
   it('lets the class start statements while its second of time holds anything, then says how long to wait', () => {
-    const clock = manualClock();
-    const time = new ClassDatabaseTime(500, clock.now);
+    const clock = testClock();
+    const time = new ClassDatabaseTime(500, clock);
     expect(time.waitMs()).toBe(0);
     time.spend(499);
     expect(time.waitMs()).toBe(0);
@@ -23,8 +18,8 @@ describe('ClassDatabaseTime', () => {
   });
 
   it('makes the class pay back what one statement overdrew, and keeps no more than a second of time', () => {
-    const clock = manualClock();
-    const time = new ClassDatabaseTime(500, clock.now);
+    const clock = testClock();
+    const time = new ClassDatabaseTime(500, clock);
     // A scan may run longer than what was left: its cost is known once it has run.
     time.spend(800);
     expect(time.waitMs()).toBe(601);
@@ -38,8 +33,8 @@ describe('ClassDatabaseTime', () => {
   });
 
   it('charges an anonymous client to both its class and the unpaid one, a FREE key to the unpaid one, a paying key to none', () => {
-    const clock = manualClock();
-    const classes = new UnpaidDatabaseTime(500, 0.5, clock.now);
+    const clock = testClock();
+    const classes = new UnpaidDatabaseTime(500, 0.5, clock);
     expect(classes.bucketsOf('paying')).toEqual([]);
     expect(classes.bucketsOf('free')).toEqual([classes.unpaid]);
     expect(classes.bucketsOf('anonymous')).toEqual([classes.unpaid, classes.anonymous]);
@@ -58,8 +53,8 @@ describe('StatementBudget with the unpaid classes’ database time', () => {
     new StatementBudget({ turns: new FairTurns(10, { anonymousShare: 0.25 }), claimant: claimant(tier), startWithinMs, waitMs: 5_000, classTime: classes.bucketsOf(tier) });
 
   it('refuses an unpaid request at once, 503 with Retry-After, when its class could not start it within its start bound', async () => {
-    const clock = manualClock();
-    const classes = new UnpaidDatabaseTime(500, 0.5, clock.now);
+    const clock = testClock();
+    const classes = new UnpaidDatabaseTime(500, 0.5, clock);
     classes.unpaid.spend(1_500); // 1,000 ms overdrawn: 2 s to pay back
     const refused = await budget(classes, 'free', 1_000).acquire().catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 3 });
@@ -69,7 +64,7 @@ describe('StatementBudget with the unpaid classes’ database time', () => {
   });
 
   it('names the anonymous class when its own half is what is spent', async () => {
-    const classes = new UnpaidDatabaseTime(500, 0.5, manualClock().now);
+    const classes = new UnpaidDatabaseTime(500, 0.5, testClock());
     classes.anonymous.spend(1_000);
     const refused = await budget(classes, 'anonymous', 500).acquire().catch((error: unknown) => error);
     expect((refused as Error).message).toMatch(/^Anonymous clients together use at most 250 ms of database time a second/);
@@ -87,7 +82,7 @@ describe('StatementBudget with the unpaid classes’ database time', () => {
   });
 
   it('never holds a paying key back, whatever the unpaid classes spent', async () => {
-    const classes = new UnpaidDatabaseTime(500, 0.5, manualClock().now);
+    const classes = new UnpaidDatabaseTime(500, 0.5, testClock());
     classes.unpaid.spend(100_000);
     const paying = budget(classes, 'paying', 5_000);
     const release = await paying.acquire();

@@ -1,17 +1,12 @@
 import { DatabaseTime } from '../../src/db/database-time';
-
-/** A clock the test moves by hand. */
-function manualClock() {
-  let now = 1_000_000;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
+import { testClock } from '../helpers/clock';
 
 const MINUTE_OF_TEN_SECONDS = 10_000;
 
 describe('DatabaseTime', () => {
   it('lets an identity start statements until it has spent its allowance, then says how long to wait', () => {
-    const clock = manualClock();
-    const time = new DatabaseTime(clock.now);
+    const clock = testClock();
+    const time = new DatabaseTime(clock);
     expect(time.waitMs('a', MINUTE_OF_TEN_SECONDS)).toBe(0);
     time.spend('a', MINUTE_OF_TEN_SECONDS, 9_999);
     expect(time.waitMs('a', MINUTE_OF_TEN_SECONDS)).toBe(0);
@@ -23,8 +18,8 @@ describe('DatabaseTime', () => {
   });
 
   it('makes an identity that overdrew pay its debt back before its next statement', () => {
-    const clock = manualClock();
-    const time = new DatabaseTime(clock.now);
+    const clock = testClock();
+    const time = new DatabaseTime(clock);
     // One statement may run longer than what was left: it cannot be known beforehand.
     time.spend('a', MINUTE_OF_TEN_SECONDS, 12_000);
     expect(time.waitMs('a', MINUTE_OF_TEN_SECONDS)).toBe(12_001);
@@ -35,8 +30,8 @@ describe('DatabaseTime', () => {
   });
 
   it('refills evenly over a minute, never beyond one allowance', () => {
-    const clock = manualClock();
-    const time = new DatabaseTime(clock.now);
+    const clock = testClock();
+    const time = new DatabaseTime(clock);
     time.spend('a', MINUTE_OF_TEN_SECONDS, 10_000);
     clock.advance(30_000); // half a minute: 5 s back
     time.spend('a', MINUTE_OF_TEN_SECONDS, 4_999);
@@ -49,7 +44,7 @@ describe('DatabaseTime', () => {
   });
 
   it('keeps identities apart, each on its own allowance', () => {
-    const time = new DatabaseTime(manualClock().now);
+    const time = new DatabaseTime(testClock());
     time.spend('free', MINUTE_OF_TEN_SECONDS, 10_000);
     time.spend('business', 60_000, 10_000);
     expect(time.waitMs('free', MINUTE_OF_TEN_SECONDS)).toBeGreaterThan(0);
@@ -58,8 +53,8 @@ describe('DatabaseTime', () => {
   });
 
   it('forgets identities idle long enough to be full again, so many addresses cost no memory', () => {
-    const clock = manualClock();
-    const time = new DatabaseTime(clock.now);
+    const clock = testClock();
+    const time = new DatabaseTime(clock);
     for (let i = 0; i < 1_000; i += 1) time.spend(`ip:${i}`, MINUTE_OF_TEN_SECONDS, 100);
     clock.advance(120_000);
     for (let i = 1_000; i < 1_100; i += 1) time.spend(`ip:${i}`, MINUTE_OF_TEN_SECONDS, 100);
@@ -68,7 +63,7 @@ describe('DatabaseTime', () => {
   });
 
   it('holds at most its bound of buckets, forgetting the one least recently charged', () => {
-    const time = new DatabaseTime(manualClock().now, 60_000, 2);
+    const time = new DatabaseTime(testClock(), 60_000, 2);
     time.spend('a', MINUTE_OF_TEN_SECONDS, 20_000);
     time.spend('b', MINUTE_OF_TEN_SECONDS, 20_000);
     time.spend('a', MINUTE_OF_TEN_SECONDS, 1);

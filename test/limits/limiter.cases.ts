@@ -3,7 +3,7 @@ import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { planQuota, Plan } from '../../src/auth/plans';
 import { rateLimitHeaders } from '../../src/limits/rate-limit-headers';
 import { DAY_MS, MINUTE_MS } from '../../src/limits/window';
-import { type TestClock, testClock } from './helpers/clock';
+import { type TestClock, testClock } from '../helpers/clock';
 
 const FREE = planQuota(Plan.FREE);
 const ENTERPRISE_LIKE = { perMinute: 100, perDay: 5 };
