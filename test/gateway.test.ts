@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { generateApiKey } from '../src/auth/key-secret';
-import { IN_MEMORY } from '../src/db/embedded';
+import { IN_MEMORY } from '../src/db/in-memory';
 import { startGateway } from '../src/gateway';
 import { createTestDatabase, migratedDataDir, type TestDatabase } from './helpers/database';
 import { gql } from './helpers/gql';

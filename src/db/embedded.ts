@@ -5,8 +5,6 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { readEmbeddedTemplate } from './embedded-template';
 import { IN_MEMORY } from './in-memory';
 
-export { IN_MEMORY } from './in-memory';
-
 /**
  * The extensions the migrations create (pg_trgm: the pet-name search index), for every PGlite to
  * load. An ES module only, imported as PGlite imports its own parts.

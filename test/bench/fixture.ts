@@ -1,5 +1,5 @@
 import { openDatabase } from '../../src/db/database';
-import { IN_MEMORY } from '../../src/db/embedded';
+import { IN_MEMORY } from '../../src/db/in-memory';
 import { adminQuery, withDatabase } from '../helpers/database';
 
 /** BENCH_DATABASE names it, so that benches sharing a server keep apart. */

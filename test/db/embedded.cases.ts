@@ -1,5 +1,5 @@
 import { type Database, openDatabase } from '../../src/db/database';
-import { IN_MEMORY } from '../../src/db/embedded';
+import { IN_MEMORY } from '../../src/db/in-memory';
 import { PetService } from '../../src/pets/pet.service';
 import { poolOf } from '../../src/sql/pool';
 import { Statements } from '../../src/sql/statements';

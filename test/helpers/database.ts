@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
 import { connectDatabase, type Database, openDatabase } from '../../src/db/database';
-import { type EmbeddedPostgres, embeddedExtensions, IN_MEMORY, serveEmbedded, startEmbeddedPostgres } from '../../src/db/embedded';
+import { type EmbeddedPostgres, embeddedExtensions, serveEmbedded, startEmbeddedPostgres } from '../../src/db/embedded';
+import { IN_MEMORY } from '../../src/db/in-memory';
 import { EMBEDDED_START_PARAMS, TEMPLATE_DATABASE_ENV, TEMPLATE_DUMP_ENV } from '../setup/database-template';
 import { giveBackServer, takeIdleServer } from './idle-servers';
 

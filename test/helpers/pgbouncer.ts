@@ -1,5 +1,5 @@
 import { type Database, openDatabase } from '../../src/db/database';
-import { IN_MEMORY } from '../../src/db/embedded';
+import { IN_MEMORY } from '../../src/db/in-memory';
 import type { TestDatabase } from './database';
 import { type PgBouncer, pgbouncerBinary } from './pgbouncer-server';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { openDatabase } from '../../src/db/database';
-import { IN_MEMORY } from '../../src/db/embedded';
+import { IN_MEMORY } from '../../src/db/in-memory';
 import { parseLsn } from '../../src/sql/lsn';
 import { startTestApp, type TestApp } from './app';
 import type { TestDatabase } from './database';
