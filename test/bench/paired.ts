@@ -1,17 +1,12 @@
 import { join, relative } from 'node:path';
 import { BENCH_DATABASE, createBenchDatabase, dropBenchDatabase } from './fixture';
+import { median } from './median';
 import { type BenchServer, runLoad, startServer } from './processes';
 
 const SCENARIOS = ['Q2', 'Q1'];
 /** Each server's own load generator: two of them share the machine. */
 const CONNECTIONS = 5;
 const MB = 2 ** 20;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /**
  * `BENCH_SCENARIOS=paired`: this checkout's gateway and the baseline's (BENCH_BASELINE, this very

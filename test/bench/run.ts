@@ -5,6 +5,7 @@ import { type FanOutRow, type FanOutTransport, fanOutTable, runFanOut } from './
 import { type CrowdRun, crowdNever500, crowdTable, crowdVictimsMet, runCrowd } from './crowd';
 import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
+import { median } from './median';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
 import { runPaired } from './paired';
@@ -113,8 +114,6 @@ interface Measured extends LoadResult {
   attackRequests?: number;
   attackServed?: number;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function measure(server: BenchServer, scenario: string, firstRequest: number, databaseUrl: string): Promise<Measured> {
   if (scenario === 'attack') return measureAttack(server, firstRequest);
@@ -391,8 +390,9 @@ function tracingOverhead(runs: Map<string, Measured[]>): { medians: Map<string, 
   for (const contender of contenders.filter((name) => name.includes('tracing'))) {
     const untraced = runs.get(`tracing\t${contender.startsWith('gateway, baseline') ? 'gateway, baseline' : 'gateway'}`) ?? [];
     const ratios = (runs.get(`tracing\t${contender}`) ?? []).map((run, round) => run.cpuMsPerRequest / (untraced[round]?.cpuMsPerRequest ?? NaN));
-    medians.set(contender, median(ratios));
-    lines.push(`| ${contender} | ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')} | ${median(ratios)?.toFixed(2)} |`);
+    const middle = median(ratios);
+    medians.set(contender, middle);
+    lines.push(`| ${contender} | ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')} | ${middle.toFixed(2)} |`);
   }
   const table = lines.length ? ['| server | per round | median |', '|---|---|---:|', ...lines].join('\n') : '';
   return { medians, table };
