@@ -15,6 +15,25 @@ export function preferredType(accept: string, candidates: readonly string[]): st
   return new Negotiator({ headers: { accept } }).mediaType([...candidates]);
 }
 
+/** The types Apollo Server answers one GraphQL result in, in its order of preference. */
+const SINGLE_RESULT_TYPES = ['application/json; charset=utf-8', 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
+/** Accept headers whose choice is kept: clients send a handful of values; more are negotiated afresh. */
+const KEPT_ACCEPTS = 64;
+const singleResultTypes = new Map<string, string | undefined>();
+
+/**
+ * The Content-Type Apollo Server gives one GraphQL result for this Accept header (JSON when there
+ * is none), chosen as it chooses, once per header value rather than by a Negotiator per request.
+ * Undefined when the header accepts none of them: Apollo then refuses with 406.
+ */
+export function singleResultType(accept: string | undefined): string | undefined {
+  if (!accept) return SINGLE_RESULT_TYPES[0];
+  if (singleResultTypes.has(accept)) return singleResultTypes.get(accept);
+  const type = preferredType(accept, SINGLE_RESULT_TYPES);
+  if (singleResultTypes.size < KEPT_ACCEPTS) singleResultTypes.set(accept, type);
+  return type;
+}
+
 /**
  * A body's Content-Type must be `application/json` in UTF-8 (docs/contract.md §6): another type
  * or charset is 415; a header that does not parse, or names a parameter twice

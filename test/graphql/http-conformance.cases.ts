@@ -22,3 +22,25 @@ it("passes graphql-http's GraphQL-over-HTTP server audits with no MUST failure",
   printFigure(`graphql-http audits: ${tally.ok} passed, ${tally.notice} notices, ${tally.warn} warnings, ${tally.error} failures\n${notes.join('\n')}`);
   expect(results.filter((result) => result.status === 'error').map((result) => result.name)).toEqual([]);
 });
+
+it('answers a POST in the JSON type its Accept header prefers, as Apollo Server chooses it', async () => {
+  const typeFor = async (accept?: string) => {
+    const response = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': t.adminKey, ...(accept === undefined ? {} : { accept }) },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    return `${response.status} ${response.headers.get('content-type')}`;
+  };
+  // Twice each: the second answer comes from the choice kept for that header.
+  for (let round = 0; round < 2; round += 1) {
+    expect(await typeFor()).toBe('200 application/json; charset=utf-8');
+    expect(await typeFor('*/*')).toBe('200 application/json; charset=utf-8');
+    expect(await typeFor('application/json')).toBe('200 application/json; charset=utf-8');
+    expect(await typeFor('application/graphql-response+json')).toBe('200 application/graphql-response+json; charset=utf-8');
+    expect(await typeFor('application/graphql-response+json, application/json')).toBe('200 application/graphql-response+json; charset=utf-8');
+    expect(await typeFor('application/json;q=0.9, application/graphql-response+json')).toBe('200 application/graphql-response+json; charset=utf-8');
+    expect(await typeFor('application/graphql-response+json;q=0.5, application/*')).toBe('200 application/json; charset=utf-8');
+    expect(await typeFor('text/html')).toBe('406 application/json; charset=utf-8');
+  }
+});
