@@ -8,8 +8,8 @@ import { PagingArgs } from '../common/paging.args';
 import { COST } from '../common/query-cost';
 import { Category } from './category.entity';
 import { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
-import { nodeSelection, PetConnection } from './pet.resolver';
-import { shapeOfSelection } from './pet-shape';
+import { PetConnection } from './pet.resolver';
+import { shapeOfPetPage } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of categories.' })
@@ -30,7 +30,7 @@ export class CategoryResolver {
 
   @FieldResolver(() => PetConnection, { complexity: COST.LOOKUP, description: 'The pets of this category, in id order.' })
   async pets(@Root() category: Category, @Args() paging: PagingArgs, @Ctx() { loaders }: Context, @Info() info: GraphQLResolveInfo) {
-    const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging), shape: shapeOfSelection(nodeSelection(info)) });
+    const page = await loaders.petsOfCategory.load({ categoryId: category.id, ...pageRequest(paging), shape: shapeOfPetPage(info) });
     return toConnection(page, () => loaders.petCountOfCategory.load(category.id));
   }
 

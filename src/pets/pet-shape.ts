@@ -1,3 +1,6 @@
+import type { FieldNode, GraphQLResolveInfo } from 'graphql';
+import { derivedOnce } from '../common/selection';
+
 /**
  * What a read of pets selects: the columns and joins the GraphQL selection needs, and no more
  * (p.id always). A shape names its statements, so the shapes are finite: subsets of PET_PARTS.
@@ -44,6 +47,21 @@ export function shapeOfSelection(select: SelectionAt): PetShape {
   }
   return petShape(parts);
 }
+
+/** The pet fields a connection selects, through `nodes` and `edges { node }` alike. */
+export const nodeSelection =
+  (select: SelectionAt): SelectionAt =>
+  (path) =>
+    new Set([...select(['nodes', ...path]), ...select(['edges', 'node', ...path])]);
+
+const petFieldShapes = new WeakMap<FieldNode, PetShape>();
+const petPageShapes = new WeakMap<FieldNode, PetShape>();
+
+/** The shape a field answering one pet (`pet(id)`) needs, worked out once per field of a document. */
+export const shapeOfPetField = (info: GraphQLResolveInfo): PetShape => derivedOnce(petFieldShapes, info, shapeOfSelection);
+
+/** The shape a field answering a page of pets needs, worked out once per field of a document. */
+export const shapeOfPetPage = (info: GraphQLResolveInfo): PetShape => derivedOnce(petPageShapes, info, (select) => shapeOfSelection(nodeSelection(select)));
 
 /** A joined category's id is the pet's category_id. */
 function categoryParts(fields: ReadonlySet<string>): PetPart[] {

@@ -12,17 +12,11 @@ import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
 import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
-import { type SelectionAt, shapeOfSelection } from './pet-shape';
+import { shapeOfPetField, shapeOfPetPage } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
 
 @ObjectType({ description: 'A page of pets.' })
 export class PetConnection extends Connection(Pet, 'pet') {}
-
-/** The pet fields a connection selects, through `nodes` and `edges { node }` alike. */
-export const nodeSelection =
-  (info: GraphQLResolveInfo): SelectionAt =>
-  (path) =>
-    new Set([...selectedFields(info, ['nodes', ...path]), ...selectedFields(info, ['edges', 'node', ...path])]);
 
 /** The fields of a connection that show its page. */
 const NO_PAGE: Page<Pet> = { rows: [], hasNextPage: false };
@@ -35,7 +29,7 @@ export class PetResolver {
     @Ctx() { loaders }: Context,
     @Info() info: GraphQLResolveInfo,
   ) {
-    return loaders.petByKey.load({ id, shape: shapeOfSelection((path) => selectedFields(info, path)) });
+    return loaders.petByKey.load({ id, shape: shapeOfPetField(info) });
   }
 
   @Query(() => PetConnection, { description: 'Pets in id order, a page at a time.' })
@@ -48,7 +42,7 @@ export class PetResolver {
   ) {
     // A count alone (`pets { totalCount }`) shows no page: its statement is skipped.
     const asksForPage = [...selectedFields(info)].some((field) => PAGE_FIELDS.has(field));
-    const page = asksForPage ? await services.pets.list(filter ?? {}, pageRequest(paging), shapeOfSelection(nodeSelection(info))) : NO_PAGE;
+    const page = asksForPage ? await services.pets.list(filter ?? {}, pageRequest(paging), shapeOfPetPage(info)) : NO_PAGE;
     return toConnection(page, () => loaders.petCount.load(filter ?? {}));
   }
 

@@ -67,6 +67,16 @@ describe('@include and @skip', () => {
     expect(result.data?.pet).toEqual({ name: 'Rex', status: 'AVAILABLE', alwaysName: 'Rex' });
   });
 
+  it('reads the columns the conditions of each request select, whichever the same document selected before', async () => {
+    // The columns a selection needs are worked out once per document, unless a condition makes
+    // them depend on the variables: here the first request leaves the status out, the next asks for it.
+    const STATUS = 'query PetStatus($id: ID!, $withStatus: Boolean!) { pet(id: $id) { name ... @include(if: $withStatus) { status } } }';
+    for (const withStatus of [false, true, false, true]) {
+      const result = await gql(t.url, STATUS, { id: petId, withStatus });
+      expect([result.status, result.errors, result.data?.pet]).toEqual([200, undefined, withStatus ? { name: 'Rex', status: 'AVAILABLE' } : { name: 'Rex' }]);
+    }
+  });
+
   it('refuses a condition that is not a Boolean with GRAPHQL_VALIDATION_FAILED', async () => {
     const result = await gql(t.url, '{ __typename @include(if: "yes") }');
     expect(result.status).toBe(400);
