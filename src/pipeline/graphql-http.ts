@@ -136,7 +136,7 @@ function writeComplete(res: ServerResponse, response: HTTPGraphQLResponse, body:
   writeHead(res, response);
   const type = response.headers.get('content-type');
   if (type !== undefined && !type.includes('charset')) res.setHeader('content-type', `${type}; charset=utf-8`);
-  res.setHeader('content-length', Buffer.byteLength(body));
+  // Node sends the Content-Length of a body given whole to `end`.
   res.end(body);
 }
 

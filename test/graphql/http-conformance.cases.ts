@@ -44,3 +44,13 @@ it('answers a POST in the JSON type its Accept header prefers, as Apollo Server 
     expect(await typeFor('text/html')).toBe('406 application/json; charset=utf-8');
   }
 });
+
+it('sends a GraphQL answer whole, with its Content-Length in bytes', async () => {
+  const response = await fetch(`${t.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': t.adminKey },
+    body: JSON.stringify({ query: 'query { __type(name: "Pet") { description } }' }),
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  expect([response.status, response.headers.get('transfer-encoding'), Number(response.headers.get('content-length'))]).toEqual([200, null, body.length]);
+});
