@@ -89,6 +89,16 @@ describe('outside production', () => {
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('exposes headers to an allowed origin only, and varies on Origin for every caller', async () => {
+    const answers = {
+      listed: await request(t.url).post('/graphql').set('Origin', 'https://shop.example.com').send({ query: '{ __typename }' }),
+      other: await request(t.url).post('/graphql').set('Origin', 'https://evil.example').send({ query: '{ __typename }' }),
+      none: await request(t.url).post('/graphql').send({ query: '{ __typename }' }),
+    };
+    const seen = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, [answer.headers.vary, answer.headers['access-control-expose-headers'] !== undefined]]));
+    expect(seen).toEqual({ listed: ['Origin', true], other: ['Origin', false], none: ['Origin', false] });
+  });
+
   it('blocks a GET that a cross-site form could send, and serves one that carries a key or a preflight header', async () => {
     const query = { query: '{ pets { totalCount } }' };
     const simple = await request(t.url).get('/graphql').query(query);
