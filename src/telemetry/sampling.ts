@@ -36,12 +36,13 @@ export function samplerFromEnv(env: Record<string, string | undefined>): Sampler
 
 /**
  * The sampler the SDK itself runs once every root has passed the door (`sampledAtTheDoor`):
- * a root or a remote parent's child is recorded, since the door let it in; a local span's child
- * follows its parent.
+ * always on. A root or a remote parent's child is recorded, since the door let it in; a local
+ * span's parent is a recorded span, since only a request the door kept makes spans, and pg's and
+ * ioredis's make none without a parent. A parent-based sampler would decide the same, reading and
+ * validating the parent's context again for every span.
  */
 export function admittedSampler(): Sampler {
-  const on = new AlwaysOnSampler();
-  return new ParentBasedSampler({ root: on, remoteParentSampled: on, remoteParentNotSampled: on });
+  return new AlwaysOnSampler();
 }
 
 /** Random bytes drawn 256 trace ids at a time: one native call where each id cost four `Math.random` conversions. */

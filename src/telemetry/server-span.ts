@@ -4,6 +4,7 @@ import { type Attributes, type Context, context, type Span, SpanKind, SpanStatus
 import { RPCType, setRPCMetadata } from '@opentelemetry/core';
 
 type Emit = (this: unknown, event: string | symbol, ...args: unknown[]) => boolean;
+type RequestEmit = (this: unknown, event: string | symbol, request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** The methods HTTP's conventions name; any other is `_OTHER`, with the method sent as `http.request.method_original`. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -22,19 +23,23 @@ const REDACTED_PARAMS = ['variables'];
  * first step, where the request takes its trace (request-trace.ts).
  */
 export function traceIncomingRequests(prototype: { emit: Emit }, tracer: Tracer, admit: (request: IncomingMessage) => Context | undefined): void {
-  const bare = prototype.emit;
-  prototype.emit = function emit(this: unknown, event, ...args) {
-    if (event !== 'request') return bare.apply(this, [event, ...args]);
-    const request = args[0] as IncomingMessage;
+  const bare = prototype.emit as RequestEmit;
+  // Every event of the server goes through here: any other than 'request' (whose arguments are the
+  // request and its response) is passed on as it came, with no array made of its arguments.
+  (prototype as { emit: RequestEmit }).emit = function emit(this: unknown, event: string | symbol, request: IncomingMessage, response: ServerResponse) {
+    // eslint-disable-next-line prefer-rest-params
+    if (event !== 'request') return bare.apply(this, arguments as unknown as Parameters<RequestEmit>);
     const parent = admit(request);
-    if (parent === undefined) return bare.apply(this, [event, ...args]);
-    const response = args[1] as ServerResponse;
-    const span = tracer.startSpan(request.method || 'GET', { kind: SpanKind.SERVER, attributes: requestAttributes(request) }, parent);
+    if (parent === undefined) return bare.call(this, event, request, response);
+    // The attributes are set on the started span, not given to startSpan: the SDK would copy and
+    // check them twice for its sampler, which reads none (sampling.ts), before the span checks them.
+    const span = tracer.startSpan(request.method || 'GET', { kind: SpanKind.SERVER }, parent);
+    span.setAttributes(requestAttributes(request));
     endWithResponse(span, response);
     // The route is named by whoever knows it, as a framework's instrumentation names it.
     const active = setRPCMetadata(trace.setSpan(parent, span), { type: RPCType.HTTP, span });
     try {
-      return context.with(active, bare, this, event, ...args);
+      return context.with(active, bare, this, event, request, response);
     } catch (error) {
       failed(span, error as Error);
       throw error;
@@ -42,9 +47,13 @@ export function traceIncomingRequests(prototype: { emit: Emit }, tracer: Tracer,
   };
 }
 
-/** Ends `span` when `response` closes, with its status code; a response that fails ends it in error. */
+/**
+ * Ends `span` when `response` closes, with its status code; a response that fails ends it in error.
+ * `on`, not `once`: a response closes once, and `once` would wrap each listener, and take it off
+ * again when it runs, for every traced request.
+ */
 function endWithResponse(span: Span, response: ServerResponse): void {
-  response.once('close', () => {
+  response.on('close', () => {
     // Ended already when the response failed first.
     if (!span.isRecording()) return;
     const { statusCode } = response;
@@ -53,7 +62,7 @@ function endWithResponse(span: Span, response: ServerResponse): void {
     if (!(statusCode >= 100 && statusCode < 500)) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  response.once(errorMonitor, (error: Error) => failed(span, error));
+  response.on(errorMonitor, (error: Error) => failed(span, error));
 }
 
 /** Ends `span` in error, unless it has ended. */
