@@ -1,7 +1,7 @@
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { BENCH_DATABASE, createBenchDatabase, dropBenchDatabase } from './fixture';
 import { median } from './median';
-import { type BenchServer, runLoad, startServer } from './processes';
+import { type BenchServer, gatewayScriptOf, runLoad, startServer } from './processes';
 
 const SCENARIOS = ['Q2', 'Q1'];
 /** Each server's own load generator: two of them share the machine. */
@@ -17,18 +17,24 @@ const MB = 2 ** 20;
  * scenarios' one-after-the-other runs do not. The pairing runs twice, each server started first
  * once: the one started second reads a few percent dearer.
  */
-export async function runPaired(serverUrl: string, env: Record<string, string>, slices: number, seconds: number, warmUpSeconds: number): Promise<void> {
+export async function runPaired(
+  serverUrl: string,
+  env: Record<string, string>,
+  baseline: { checkout?: string; nodeFlags: string[] },
+  slices: number,
+  seconds: number,
+  warmUpSeconds: number,
+): Promise<void> {
   const name = `${BENCH_DATABASE}_paired`;
   const serverEnv = { ...env, DATABASE_URL: await createBenchDatabase(serverUrl, { name }) };
-  const baselineScript = relative(__dirname, join(process.env.BENCH_BASELINE ?? join(__dirname, '..', '..', '..'), 'dist', 'test', 'bench', 'gateway.server.js'));
-  const baselineFlags = process.env.BENCH_BASELINE_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
+  const baselineScript = gatewayScriptOf(baseline.checkout ?? join(__dirname, '..', '..', '..'));
   const ratios = new Map<string, number[]>(SCENARIOS.map((scenario) => [scenario, []]));
   let firstRequest = 0;
 
   const runPair = async (baselineFirst: boolean) => {
     const starts = [
       () => startServer('gateway', 'gateway.server.js', ['redis'], serverEnv),
-      () => startServer('baseline', baselineScript, ['redis'], serverEnv, baselineFlags),
+      () => startServer('baseline', baselineScript, ['redis'], serverEnv, baseline.nodeFlags),
     ];
     const servers: BenchServer[] = [];
     try {

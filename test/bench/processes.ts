@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { npmStartNodeFlags } from '../helpers/npm-start-flags';
 import type { ServerStats } from './server-stats';
 
@@ -18,6 +18,11 @@ export interface BenchServer {
 function cpuProfileFlags(): string[] {
   const directory = process.env.BENCH_CPU_PROF_DIR;
   return directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
+}
+
+/** The bench's gateway script of another checkout whose bench is built, as startServer takes it. */
+export function gatewayScriptOf(checkout: string): string {
+  return relative(__dirname, join(checkout, 'dist', 'test', 'bench', 'gateway.server.js'));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { checkAnswers } from './answers';
 import { type FanOutRow, type FanOutTransport, fanOutTable, runFanOut } from './fan-out';
 import { type CrowdRun, crowdNever500, crowdTable, crowdVictimsMet, runCrowd } from './crowd';
@@ -7,7 +7,7 @@ import { createBenchDatabase, dropBenchDatabase, PETS } from './fixture';
 import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack } from './keyed-attack';
 import { median } from './median';
 import { backendCpu, cpuSpent } from './pg-cpu';
-import { type BenchServer, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
+import { type BenchServer, gatewayScriptOf, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
 import { runPaired } from './paired';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
@@ -157,20 +157,21 @@ async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL: expected the postgres:// URL of a server the bench may create a database on, got nothing');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  if (SCALE) await runScale(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS);
-  if (REPLICAS) await runReplicas({ REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, SECONDS, WARM_UP_SECONDS);
-  if (PAIRED) await runPaired(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, ROUNDS, SECONDS, WARM_UP_SECONDS);
+  // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).
+  // LOG_LEVEL=warn: the peers write no line per request either.
+  const deployed = { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  if (SCALE) await runScale(serverUrl, deployed, SECONDS);
+  if (REPLICAS) await runReplicas(deployed, SECONDS, WARM_UP_SECONDS);
+  if (PAIRED) await runPaired(serverUrl, deployed, { checkout: BASELINE, nodeFlags: BASELINE_NODE_FLAGS }, ROUNDS, SECONDS, WARM_UP_SECONDS);
   // On a database of its own, before the others: their servers would load the machine it measures.
-  const crowd = CROWD ? await runCrowd(serverUrl, { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }) : undefined;
+  const crowd = CROWD ? await runCrowd(serverUrl, deployed) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
     if (crowd) report(new Map(), new Map(), new Map(), new Map(), [], [], crowd);
     return;
   }
   console.log(`creating and seeding the bench database (20 categories, ${PETS.toLocaleString('en')} pets, 50,000 orders)…`);
   const databaseUrl = await createBenchDatabase(serverUrl);
-  // The servers run as deployed: NODE_ENV=production (graphql-js skips its development checks).
-  // LOG_LEVEL=warn: the peers write no line per request either.
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  const env = { DATABASE_URL: databaseUrl, ...deployed };
   const servers = new Map<string, BenchServer>();
   let sink: SpanSink | undefined;
   try {
@@ -194,7 +195,7 @@ async function main(): Promise<void> {
       servers.set('gateway, tracing on, JSON', await startServer('gateway, tracing on, JSON', 'gateway.server.js', ['redis'], json));
     }
     if (BASELINE) {
-      const script = relative(__dirname, join(BASELINE, 'dist', 'test', 'bench', 'gateway.server.js'));
+      const script = gatewayScriptOf(BASELINE);
       servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env, BASELINE_NODE_FLAGS));
       if (sink) {
         const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
