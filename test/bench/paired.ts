@@ -2,11 +2,27 @@ import { join } from 'node:path';
 import { BENCH_DATABASE, createBenchDatabase, dropBenchDatabase } from './fixture';
 import { median } from './median';
 import { type BenchServer, gatewayScriptOf, runLoad, startServer } from './processes';
+import { type SpanSink, startSpanSink } from './span-sink';
 
-const SCENARIOS = ['Q2', 'Q1'];
+/** What each pairing loads, in order (BENCH_PAIRED_LOADS, such as `Q1`). */
+const SCENARIOS = (process.env.BENCH_PAIRED_LOADS ?? 'Q2,Q1').split(',');
 /** Each server's own load generator: two of them share the machine. */
 const CONNECTIONS = 5;
 const MB = 2 ** 20;
+
+/** How a paired server traces (BENCH_PAIRED_TRACING): not at all, on with every request left out, one in ten, or every request. */
+export type PairedTracing = 'off' | 'always_off' | '1in10' | 'every';
+const SAMPLERS: Record<Exclude<PairedTracing, 'off'>, Record<string, string>> = {
+  always_off: { OTEL_TRACES_SAMPLER: 'always_off' },
+  '1in10': { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  every: {},
+};
+
+/** `env` with tracing as `tracing` asks, exported to `sink`. */
+function tracedEnv(env: Record<string, string>, tracing: PairedTracing, sink: SpanSink | undefined): Record<string, string> {
+  if (tracing === 'off' || !sink) return env;
+  return { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench', ...SAMPLERS[tracing] };
+}
 
 /**
  * `BENCH_SCENARIOS=paired`: this checkout's gateway and the baseline's (BENCH_BASELINE, this very
@@ -15,7 +31,8 @@ const MB = 2 ** 20;
  * medians: the baseline's CPU per request over the gateway's, and both resident memories. On a
  * machine shared with other work both servers meet the same interference, which the main
  * scenarios' one-after-the-other runs do not. The pairing runs twice, each server started first
- * once: the one started second reads a few percent dearer.
+ * once: the one started second reads a few percent dearer. `tracing` says how each of the two
+ * traces (gateway, baseline), exporting to a receiver in the bench's process.
  */
 export async function runPaired(
   serverUrl: string,
@@ -24,17 +41,19 @@ export async function runPaired(
   slices: number,
   seconds: number,
   warmUpSeconds: number,
+  tracing: [gateway: PairedTracing, baseline: PairedTracing] = ['off', 'off'],
 ): Promise<void> {
   const name = `${BENCH_DATABASE}_paired`;
   const serverEnv = { ...env, DATABASE_URL: await createBenchDatabase(serverUrl, { name }) };
+  const sink = tracing.some((each) => each !== 'off') ? await startSpanSink() : undefined;
   const baselineScript = gatewayScriptOf(baseline.checkout ?? join(__dirname, '..', '..', '..'));
   const ratios = new Map<string, number[]>(SCENARIOS.map((scenario) => [scenario, []]));
   let firstRequest = 0;
 
   const runPair = async (baselineFirst: boolean) => {
     const starts = [
-      () => startServer('gateway', 'gateway.server.js', ['redis'], serverEnv),
-      () => startServer('baseline', baselineScript, ['redis'], serverEnv, baseline.nodeFlags),
+      () => startServer('gateway', 'gateway.server.js', ['redis'], tracedEnv(serverEnv, tracing[0], sink)),
+      () => startServer('baseline', baselineScript, ['redis'], tracedEnv(serverEnv, tracing[1], sink), baseline.nodeFlags),
     ];
     const servers: BenchServer[] = [];
     try {
@@ -63,6 +82,7 @@ export async function runPaired(
     await runPair(false);
     await runPair(true);
   } finally {
+    await sink?.close();
     await dropBenchDatabase(serverUrl, name);
   }
   for (const [scenario, values] of ratios) {

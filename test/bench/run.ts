@@ -8,7 +8,7 @@ import { type KeyedAttackRow, keyedAttackMet, keyedAttackTable, runKeyedAttack }
 import { median } from './median';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, gatewayScriptOf, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
-import { runPaired } from './paired';
+import { type PairedTracing, runPaired } from './paired';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
@@ -42,7 +42,8 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * BENCH_BASELINE_NODE_FLAGS (such as `--max-old-space-size=512`) adds Node flags to the baseline's
  * gateways after `npm start`'s, so that BENCH_BASELINE set to this very checkout measures what a
  * flag costs; `paired` (paired.ts) loads the gateway and the baseline (this checkout when
- * BENCH_BASELINE is unset) at the same moment, which a shared machine's noise affects alike.
+ * BENCH_BASELINE is unset) at the same moment, which a shared machine's noise affects alike;
+ * BENCH_PAIRED_TRACING (`off`, `always_off`, `1in10` or `every`, for each of the two) traces them.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
@@ -67,6 +68,8 @@ const IDLE_SETTLE_MS = 5_000;
 const BASELINE = process.env.BENCH_BASELINE;
 const baseline = BASELINE ? ['gateway, baseline'] : [];
 const BASELINE_NODE_FLAGS = process.env.BENCH_BASELINE_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
+/** BENCH_PAIRED_TRACING (such as `off,always_off`): how `paired`'s gateway and baseline trace. */
+const PAIRED_TRACING = (process.env.BENCH_PAIRED_TRACING ?? 'off,off').split(',') as [PairedTracing, PairedTracing];
 /** In `tracing`, the other checkout's gateway traced too: what a change to tracing saves, in the same run. */
 const tracedBaseline = BASELINE ? ['gateway, baseline, tracing on', 'gateway, baseline, tracing 1 in 10'] : [];
 
@@ -162,7 +165,7 @@ async function main(): Promise<void> {
   const deployed = { REDIS_URL: redisUrl, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   if (SCALE) await runScale(serverUrl, deployed, SECONDS);
   if (REPLICAS) await runReplicas(deployed, SECONDS, WARM_UP_SECONDS);
-  if (PAIRED) await runPaired(serverUrl, deployed, { checkout: BASELINE, nodeFlags: BASELINE_NODE_FLAGS }, ROUNDS, SECONDS, WARM_UP_SECONDS);
+  if (PAIRED) await runPaired(serverUrl, deployed, { checkout: BASELINE, nodeFlags: BASELINE_NODE_FLAGS }, ROUNDS, SECONDS, WARM_UP_SECONDS, PAIRED_TRACING);
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, deployed) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
