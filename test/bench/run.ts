@@ -43,7 +43,8 @@ import { type SpanSink, startSpanSink } from './span-sink';
  * gateways after `npm start`'s, so that BENCH_BASELINE set to this very checkout measures what a
  * flag costs; `paired` (paired.ts) loads the gateway and the baseline (this checkout when
  * BENCH_BASELINE is unset) at the same moment, which a shared machine's noise affects alike;
- * BENCH_PAIRED_TRACING (`off`, `always_off`, `1in10` or `every`, for each of the two) traces them.
+ * BENCH_PAIRED_TRACING (`off`, `always_off`, `1in10` or `every`, for each of the two) traces them,
+ * and BENCH_PAIRED_LOADS (such as `Q1`) says what each pairing loads.
  *
  * `keyed-attack` (keyed-attack.ts) is issue 20's: a BUSINESS key at 16 in flight on each of two
  * fresh instances, an anonymous visitor's p50/p90/p99 alone and during, the attacker's statuses.
