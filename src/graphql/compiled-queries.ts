@@ -74,7 +74,7 @@ export function compileQueries(schema: GraphQLSchema): CompiledQueries {
 
   const executor: GatewayExecutor = async ({ document, operation, operationName, context, request }) => {
     const variables = request.variables ?? {};
-    // No operation when the document names none of the one asked for: graphql-js words the refusal.
+    // No operation when the document holds none by the name asked for, or several and none was named: graphql-js words the refusal.
     const query =
       operation?.operation === 'query' && variablesAccepted(schema, operation, variables) ? compiledFor(document, operation, operationName ?? undefined) : NOT_COMPILED;
     // The name asked for, as Apollo gives it to graphql-js: `operationName` is the one it found, if any.
