@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { BENCH_DATABASE, createBenchDatabase, dropBenchDatabase } from './fixture';
 import { median } from './median';
 import { type BenchServer, gatewayScriptOf, runLoad, startServer } from './processes';
-import { type SpanSink, startSpanSink } from './span-sink';
+import { type Sampling, startSpanSink, tracedEnv } from './span-sink';
 
 /** What each pairing loads, in order (BENCH_PAIRED_LOADS, such as `Q1`). */
 const SCENARIOS = (process.env.BENCH_PAIRED_LOADS ?? 'Q2,Q1').split(',');
@@ -10,19 +10,8 @@ const SCENARIOS = (process.env.BENCH_PAIRED_LOADS ?? 'Q2,Q1').split(',');
 const CONNECTIONS = 5;
 const MB = 2 ** 20;
 
-/** How a paired server traces (BENCH_PAIRED_TRACING): not at all, on with every request left out, one in ten, or every request. */
-export type PairedTracing = 'off' | 'always_off' | '1in10' | 'every';
-const SAMPLERS: Record<Exclude<PairedTracing, 'off'>, Record<string, string>> = {
-  always_off: { OTEL_TRACES_SAMPLER: 'always_off' },
-  '1in10': { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
-  every: {},
-};
-
-/** `env` with tracing as `tracing` asks, exported to `sink`. */
-function tracedEnv(env: Record<string, string>, tracing: PairedTracing, sink: SpanSink | undefined): Record<string, string> {
-  if (tracing === 'off' || !sink) return env;
-  return { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench', ...SAMPLERS[tracing] };
-}
+/** How a paired server traces (BENCH_PAIRED_TRACING): not at all, or as a traced contender samples. */
+export type PairedTracing = 'off' | Sampling;
 
 /**
  * `BENCH_SCENARIOS=paired`: this checkout's gateway and the baseline's (BENCH_BASELINE, this very
@@ -46,14 +35,15 @@ export async function runPaired(
   const name = `${BENCH_DATABASE}_paired`;
   const serverEnv = { ...env, DATABASE_URL: await createBenchDatabase(serverUrl, { name }) };
   const sink = tracing.some((each) => each !== 'off') ? await startSpanSink() : undefined;
+  const envTraced = (each: PairedTracing) => (each === 'off' || !sink ? serverEnv : tracedEnv(serverEnv, sink, each));
   const baselineScript = gatewayScriptOf(baseline.checkout ?? join(__dirname, '..', '..', '..'));
   const ratios = new Map<string, number[]>(SCENARIOS.map((scenario) => [scenario, []]));
   let firstRequest = 0;
 
   const runPair = async (baselineFirst: boolean) => {
     const starts = [
-      () => startServer('gateway', 'gateway.server.js', ['redis'], tracedEnv(serverEnv, tracing[0], sink)),
-      () => startServer('baseline', baselineScript, ['redis'], tracedEnv(serverEnv, tracing[1], sink), baseline.nodeFlags),
+      () => startServer('gateway', 'gateway.server.js', ['redis'], envTraced(tracing[0])),
+      () => startServer('baseline', baselineScript, ['redis'], envTraced(tracing[1]), baseline.nodeFlags),
     ];
     const servers: BenchServer[] = [];
     try {

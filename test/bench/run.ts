@@ -12,7 +12,7 @@ import { type PairedTracing, runPaired } from './paired';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
-import { type SpanSink, startSpanSink } from './span-sink';
+import { type SpanSink, startSpanSink, tracedEnv } from './span-sink';
 
 /**
  * `npm run bench`: the gateway against its peer PostGraphile v5 (test/bench/peer, installed on
@@ -190,11 +190,10 @@ async function main(): Promise<void> {
     servers.set('gateway, limiter off', await startServer('gateway, limiter off', 'gateway.server.js', ['off'], env));
     if (PLAN.some(([scenario]) => scenario === 'tracing')) {
       sink = await startSpanSink();
-      const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
+      const traced = tracedEnv(env, sink);
       servers.set('gateway, tracing on', await startServer('gateway, tracing on', 'gateway.server.js', ['redis'], traced));
       // What propagation and instrumentation cost with most requests left unrecorded.
-      const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-      servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], sampled));
+      servers.set('gateway, tracing 1 in 10', await startServer('gateway, tracing 1 in 10', 'gateway.server.js', ['redis'], tracedEnv(env, sink, '1in10')));
       const json = { ...traced, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
       servers.set('gateway, tracing on, JSON', await startServer('gateway, tracing on, JSON', 'gateway.server.js', ['redis'], json));
     }
@@ -202,10 +201,8 @@ async function main(): Promise<void> {
       const script = gatewayScriptOf(BASELINE);
       servers.set('gateway, baseline', await startServer('gateway, baseline', script, ['redis'], env, BASELINE_NODE_FLAGS));
       if (sink) {
-        const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench' };
-        servers.set('gateway, baseline, tracing on', await startServer('gateway, baseline, tracing on', script, ['redis'], traced, BASELINE_NODE_FLAGS));
-        const sampled = { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-        servers.set('gateway, baseline, tracing 1 in 10', await startServer('gateway, baseline, tracing 1 in 10', script, ['redis'], sampled, BASELINE_NODE_FLAGS));
+        servers.set('gateway, baseline, tracing on', await startServer('gateway, baseline, tracing on', script, ['redis'], tracedEnv(env, sink), BASELINE_NODE_FLAGS));
+        servers.set('gateway, baseline, tracing 1 in 10', await startServer('gateway, baseline, tracing 1 in 10', script, ['redis'], tracedEnv(env, sink, '1in10'), BASELINE_NODE_FLAGS));
       }
     }
 

@@ -9,6 +9,19 @@ export interface SpanSink {
   close(): Promise<void>;
 }
 
+/** How a traced contender samples: every request, one in ten (parent-based), or none (tracing on, every request left out). */
+export type Sampling = 'every' | '1in10' | 'always_off';
+const SAMPLERS: Record<Sampling, Record<string, string>> = {
+  every: {},
+  '1in10': { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  always_off: { OTEL_TRACES_SAMPLER: 'always_off' },
+};
+
+/** `env` with tracing on, exporting to `sink`, sampled as `sampling` says. */
+export function tracedEnv(env: Record<string, string>, sink: SpanSink, sampling: Sampling = 'every'): Record<string, string> {
+  return { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'petstore-bench', ...SAMPLERS[sampling] };
+}
+
 /**
  * Where the traced contenders export (OTLP/HTTP, protobuf as the SDK sends by default, or JSON):
  * in the bench's own process, so its CPU is not the gateway's. It counts the spans it is sent and
