@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import type { Page, PageRequest } from '../common/page';
 import { trimName } from '../common/validators';
 import { isDatabaseUnavailable, isUniqueViolation } from '../sql/pg-errors';
@@ -43,7 +44,7 @@ export function keyCache(clock?: () => number): KeyCache {
   // ttlResolution 0: read the clock on each lookup rather than start a timer to cache it.
   // noDeleteOnStaleGet: an entry past its time stays until a fresh lookup replaces it (or the
   // size bound evicts it), to stand in while the database cannot be asked (authenticate).
-  const answers = new LRUCache<string, { key: AuthenticatedKey | null }>({ max: KEY_CACHE_SIZE, ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, noDeleteOnStaleGet: true, perf: clock && { now: clock } });
+  const answers = boundedCache<string, { key: AuthenticatedKey | null }>(KEY_CACHE_SIZE, { ttl: KEY_CACHE_TTL_MS, ttlResolution: 0, noDeleteOnStaleGet: true, perf: clock && { now: clock } });
   return { answers, lookups: new Map() };
 }
 

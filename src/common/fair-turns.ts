@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from './bounded-cache';
 import type { AbortWatch } from './scope';
 
 /**
@@ -144,7 +144,7 @@ export class FairTurns {
   private holdMs?: number;
   private measured = 0;
   /** The hold times of keys holding nothing now, for when they come back. */
-  private readonly recentHolds = new LRUCache<string, number>({ max: REMEMBERED_KEYS });
+  private readonly recentHolds = boundedCache<string, number>(REMEMBERED_KEYS);
 
   /** The unpaid class's bound at all times (capacity − reserve), and while a paying claimant waits. */
   readonly unpaidLimit: number;

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import { dropWhere } from '../common/drop-where';
 
 /**
@@ -27,7 +28,7 @@ export class DatabaseTime {
     private readonly windowMs = 60_000,
     maxBuckets = MAX_DATABASE_TIME_BUCKETS,
   ) {
-    this.buckets = new LRUCache({ max: maxBuckets });
+    this.buckets = boundedCache(maxBuckets);
   }
 
   /**

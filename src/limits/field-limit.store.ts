@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import { dropWhere } from '../common/drop-where';
 import type { Identity, Store } from 'graphql-rate-limit';
 import type { RedisConnection } from './redis-client';
@@ -46,7 +46,7 @@ const DEFAULT_WINDOW_MS = 60_000;
  * already runs the calls one at a time.
  */
 export class FieldLimitStore implements Store {
-  private readonly memory = new LRUCache<string, { timestamps: readonly number[]; expiresAt: number }>({ max: MAX_MEMORY_FIELD_LISTS });
+  private readonly memory = boundedCache<string, { timestamps: readonly number[]; expiresAt: number }>(MAX_MEMORY_FIELD_LISTS);
   private lastSweep = -Infinity;
   private readonly prefix: string;
 

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import type { WindowName, WindowState } from './window';
 
 interface Seen {
@@ -23,7 +24,7 @@ export class LastRedisWindows {
   private readonly seen: LRUCache<string, Partial<Record<WindowName, Seen>>>;
 
   constructor(maxIdentities = MAX_REMEMBERED_IDENTITIES) {
-    this.seen = new LRUCache({ max: maxIdentities });
+    this.seen = boundedCache(maxIdentities);
   }
 
   /** Identities held. */

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import { dropWhere } from '../common/drop-where';
 import type { BanPolicy, LimiterStore, StoreOutcome, StoreStatus } from './limiter-store';
 import { refusingWindow, type WindowSpec, type WindowState, windowState } from './window';
@@ -36,7 +37,7 @@ export class MemoryLimiterStore implements LimiterStore {
   private lastSweep = -Infinity;
 
   constructor(maxIdentities = MAX_MEMORY_IDENTITIES) {
-    this.entries = new LRUCache({ max: maxIdentities });
+    this.entries = boundedCache(maxIdentities);
   }
 
   /** Identities currently held (after the last sweep). */

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from '../common/bounded-cache';
 import type { Scope } from '../common/scope';
 
 /** Identities remembered with the moment they were told to come back: the most recent ones. */
@@ -23,7 +23,7 @@ interface Held {
  * memory, like the in-flight bound.
  */
 export class RetryAfterHold {
-  private readonly until = new LRUCache<string, number>({ max: REMEMBERED });
+  private readonly until = boundedCache<string, number>(REMEMBERED);
   private readonly held = new Map<string, Held>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
