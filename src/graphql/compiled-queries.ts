@@ -3,7 +3,6 @@ import {
   type DocumentNode,
   type ExecutionResult,
   execute,
-  type FragmentDefinitionNode,
   getVariableValues,
   GraphQLError,
   type GraphQLSchema,
@@ -13,6 +12,7 @@ import {
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
+import { fragmentsOf } from './fragments';
 
 /**
  * Fields (fragments expanded, each alias apart) an operation may select and still be compiled.
@@ -110,14 +110,13 @@ function variablesAccepted(schema: GraphQLSchema, operation: OperationDefinition
 
 /** The fields `operation` selects, fragments expanded, counted until past `limit`: nested fragments can multiply without end. */
 function selectedFields(document: DocumentNode, operation: OperationDefinitionNode, limit: number): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const fragments = fragmentsOf(document);
   const pending: SelectionSetNode[] = [operation.selectionSet];
   let fields = 0;
   for (let set = pending.pop(); set && fields <= limit; set = pending.pop()) {
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) fields += 1;
-      const nested = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value)?.selectionSet : selection.selectionSet;
+      const nested = selection.kind === Kind.FRAGMENT_SPREAD ? fragments[selection.name.value]?.selectionSet : selection.selectionSet;
       if (nested) pending.push(nested);
     }
   }
