@@ -1,15 +1,43 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { TEST_CHROMIUM, type TestChromium } from '../setup/test-chromium';
 
-/** Debian's Chromium, which .ci/run installs: the browser tests drive it, and fail without it. */
-export const CHROMIUM = '/usr/bin/chromium';
-
-/** Headless, and quiet: no updates, sync or first-run pages reaching for the network. */
+/**
+ * Headless, and quiet: no updates, sync or first-run pages reaching for the network. Not the
+ * package's own list, which turns web security off and would hide what CORS does to a page.
+ */
 const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--headless'];
 
 let launched: Promise<Browser> | undefined;
+
+/** The one line the browser tests fail with when no browser can start. */
+class NoBrowser extends Error {
+  constructor(why: string) {
+    super(`the browser tests cannot start Chromium: ${why.split('\n')[0]}`);
+    this.stack = this.message;
+  }
+}
+
+function testChromium(): TestChromium {
+  const handed = process.env[TEST_CHROMIUM];
+  if (handed === undefined) throw new NoBrowser(`${TEST_CHROMIUM} is not set (test/setup/global-setup.ts sets it: run the tests through jest)`);
+  const chromium = JSON.parse(handed) as TestChromium | { problem: string };
+  if ('problem' in chromium) throw new NoBrowser(chromium.problem);
+  return chromium;
+}
+
+async function launch(): Promise<Browser> {
+  const { executable, libraries, fontConfig } = testChromium();
+  const searched = [libraries, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  const env = { ...process.env, LD_LIBRARY_PATH: searched, FONTCONFIG_FILE: fontConfig };
+  try {
+    return await chromium.launch({ executablePath: executable, args: ARGS, env });
+  } catch (error) {
+    throw new NoBrowser(`${executable} did not start: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
 
 /**
  * The test file's Chromium, started by the first case that asks: each case opens pages of its
@@ -17,10 +45,7 @@ let launched: Promise<Browser> | undefined;
  * the surface's test file closes the browser once every case ran (closeChromium).
  */
 export function sharedChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    return Promise.reject(new Error(`the browser tests need Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`));
-  }
-  launched ??= chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  launched ??= launch();
   return launched;
 }
 
