@@ -73,7 +73,7 @@ export interface TrustedDocumentsManifest {
 export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
 export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 
-export const EXPLORERS = ['graphiql', 'sandbox', 'off'] as const;
+export const EXPLORERS = ['sandbox', 'graphiql', 'off'] as const;
 export type Explorer = (typeof EXPLORERS)[number];
 
 export const TRUSTED_DOCUMENTS_ONLY = ['off', 'anonymous', 'keys', 'all'] as const;
@@ -412,7 +412,7 @@ function trustedOnly(env: Env, name: EnvironmentVariable, manifestFile: string |
  */
 function explorer(env: Env, name: EnvironmentVariable, production: boolean, introspection: boolean): Explorer {
   const raw = present(env, name)?.toLowerCase();
-  if (raw === undefined) return production || !introspection ? 'off' : 'graphiql';
+  if (raw === undefined) return production || !introspection ? 'off' : 'sandbox';
   const value = EXPLORERS.find((option) => option === raw);
   if (value === undefined) throw new ConfigError(name, `${EXPLORERS.join(', ')} or unset`, raw);
   if (value !== 'off' && production) throw new ConfigError(name, 'off or unset when NODE_ENV is production', raw);

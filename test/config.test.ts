@@ -22,7 +22,7 @@ describe('loadConfig', () => {
       maxQueryCost: 1000,
       corsOrigins: [],
       introspection: true,
-      explorer: 'graphiql',
+      explorer: 'sandbox',
       logLevel: 'info',
     });
     expect(config.petsSunset.toISOString()).toBe('2027-06-30T00:00:00.000Z');
@@ -33,8 +33,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(true);
   });
 
-  it('shows GraphiQL by default, and no explorer in production or without introspection', () => {
-    expect(loadConfig({ GRAPHQL_EXPLORER: 'Sandbox' }).explorer).toBe('sandbox');
+  it('shows Apollo Sandbox by default, and no explorer in production or without introspection', () => {
+    expect(loadConfig({ GRAPHQL_EXPLORER: 'GraphiQL' }).explorer).toBe('graphiql');
     expect(loadConfig({ GRAPHQL_EXPLORER: 'off' }).explorer).toBe('off');
     expect(loadConfig({ NODE_ENV: 'production' }).explorer).toBe('off');
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).explorer).toBe('off');
@@ -42,7 +42,7 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ GRAPHQL_EXPLORER: 'playground' }, /^GRAPHQL_EXPLORER: expected graphiql, sandbox, off or unset, got "playground"$/],
+    [{ GRAPHQL_EXPLORER: 'playground' }, /^GRAPHQL_EXPLORER: expected sandbox, graphiql, off or unset, got "playground"$/],
     [{ GRAPHQL_EXPLORER: 'graphiql', NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }, /^GRAPHQL_EXPLORER: expected off or unset when NODE_ENV is production, got "graphiql"$/],
     [{ GRAPHQL_EXPLORER: 'sandbox', GRAPHQL_INTROSPECTION: 'false' }, /^GRAPHQL_EXPLORER: expected off or unset while GRAPHQL_INTROSPECTION is off/],
   ])('stops on an explorer it cannot serve: %p', (env, message) => {

@@ -46,7 +46,7 @@ export function decideDocument(params: DocumentParams, trusted: TrustedDocuments
   const hash = typeof params.apolloHash === 'string' ? APOLLO_HASH.exec(params.apolloHash)?.[1] : undefined;
   const byHash = hash === undefined ? undefined : trusted?.find(hash);
   if (byHash && params.query === undefined) return { kind: 'trusted', document: byHash };
-  // No document at all is Apollo's to answer: the Sandbox landing page, or 400 for a missing query.
+  // No document at all is Apollo's to answer: 400 for a missing query.
   if (!restricted || (params.query === undefined && params.apolloHash === undefined)) return { kind: 'as-sent' };
   // A trusted document's full text is still that document.
   if (typeof params.query === 'string' && trusted?.find(documentHash(params.query))) return { kind: 'as-sent' };

@@ -2,6 +2,7 @@ import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
@@ -11,7 +12,6 @@ import type { Context } from '../context';
 import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
 import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
-import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
 import { cachePolicyHooks } from './cache-policy.plugin';
 import { type CompiledQueries, compiledQueriesGateway, compileQueries } from './compiled-queries';
@@ -39,7 +39,7 @@ export function extraValidationRules(config: Pick<Config, 'introspection'>): Val
 
 export async function startGraphQLServer(
   schema: GraphQLSchema,
-  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'explorer'>,
+  config: Pick<Config, 'introspection' | 'maxQueryCost'>,
   logger: Logger,
   { apqCache, documentStore }: PersistedDocumentStores = {},
   compiled: CompiledQueries = compileQueries(schema),
@@ -81,8 +81,8 @@ export async function startGraphQLServer(
       ]),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
-      // What a browser sees at /graphql; config.ts keeps it off in production and without introspection.
-      landingPagePlugin(config.explorer),
+      // A browser at /graphql gets the explorer's page before admission (pipeline/http.ts), never from Apollo.
+      ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await server.start();

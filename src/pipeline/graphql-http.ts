@@ -21,7 +21,6 @@ import type { AdmittedRequest } from './admitted-request';
 import { GRAPHQL_PATH } from '../graphql/endpoints';
 
 const RESPONSE_TYPES = ['application/graphql-response+json', 'application/json'];
-const BROWSER_TYPES = ['text/html', ...RESPONSE_TYPES];
 /** What most clients send, accepted without parsing the header. */
 const PLAIN_ACCEPTS = new Set([undefined, '*/*', 'application/json', 'application/graphql-response+json, application/json']);
 const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
@@ -44,8 +43,7 @@ export interface GraphQLHttpDeps {
 
 /**
  * GraphQL over HTTP on `/graphql`, for an admitted request: every GraphQL-over-HTTP decision the
- * gateway makes itself, then Apollo Server's `executeHTTPGraphQLRequest`. GET for queries (and
- * the Sandbox page), POST with a JSON body for everything, and a response type the client
+ * gateway makes itself, then Apollo Server's `executeHTTPGraphQLRequest`. GET for queries, POST with a JSON body for everything, and a response type the client
  * accepts: refused before execution, so that a mutation never runs for a client that cannot read
  * the answer. Refusals are thrown as ApiError for the caller's one writer.
  */
@@ -55,11 +53,9 @@ export function graphqlOverHttp({ apollo, prepared, trusted, registrations, logg
     if (method !== 'GET' && method !== 'POST') {
       throw methodNotAllowed(method, GRAPHQL_PATH, ['GET', 'POST']);
     }
+    // A browser's GET (HTML preferred) never comes here: the pipeline gave it the explorer's page.
     const accept = req.headers.accept;
-    if (!PLAIN_ACCEPTS.has(accept)) {
-      const browsing = method === 'GET' && preferredType(accept ?? '', BROWSER_TYPES) === 'text/html';
-      if (!browsing && !preferredType(accept ?? '', RESPONSE_TYPES)) throw notAcceptable(RESPONSE_TYPES);
-    }
+    if (!PLAIN_ACCEPTS.has(accept) && !preferredType(accept ?? '', RESPONSE_TYPES)) throw notAcceptable(RESPONSE_TYPES);
     const restricted = restrictedToTrusted(trusted.only, request.caller);
     let body: unknown;
     let query: unknown;
@@ -131,7 +127,7 @@ function writeHead(res: ServerResponse, response: HTTPGraphQLResponse): void {
   for (const [name, value] of response.headers) res.setHeader(name, value);
 }
 
-/** Apollo's whole answer; text without a charset (the Sandbox page) is said to be UTF-8. */
+/** Apollo's whole answer; text without a charset is said to be UTF-8. */
 function writeComplete(res: ServerResponse, response: HTTPGraphQLResponse, body: string): void {
   writeHead(res, response);
   const type = response.headers.get('content-type');

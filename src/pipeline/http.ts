@@ -17,7 +17,7 @@ import type { healthRoutes } from '../ops/health.routes';
 import type { Metrics } from '../ops/metrics';
 import type { restRoutes } from '../rest/rest.routes';
 import type { AdmittedRequest } from './admitted-request';
-import type { explorerRoutes } from '../graphql/explorer/explorer.routes';
+import type { ExplorerAnswer, explorerRoutes } from '../graphql/explorer/explorer.routes';
 import type { graphqlOverHttp } from './graphql-http';
 import type { RequestServices } from './request-services';
 import { GRAPHQL_PATH } from '../graphql/endpoints';
@@ -32,7 +32,7 @@ export interface HttpPipeline {
   /** Read replicas are configured: a request's X-Read-After is read, and a REST read goes to a replica. */
   readReplicas?: boolean;
   ops: ReturnType<typeof healthRoutes>;
-  /** The offline explorer's page and files: outside CORS and the limiter, as the operations routes. */
+  /** The explorer's pages (/graphql's for a browser) and files: outside CORS and the limiter, as the operations routes. */
   explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
@@ -42,7 +42,8 @@ export interface HttpPipeline {
 
 /**
  * The gateway's one request listener, on node:http. Every request: the request log, then the
- * operations routes and the explorer's files (outside CORS and the limiter), CORS (answering preflights), then the
+ * operations routes and the explorer's pages and files (outside CORS and the limiter: a browser
+ * opening /graphql gets its page), CORS (answering preflights), then the
  * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
  * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
  * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike. Each request
@@ -80,11 +81,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     });
 
   const serveExplorer = (req: IncomingMessage, res: ServerResponse, route: string, path: string) =>
-    serveRoute(res, async () => {
-      const answer = await p.explorer.answer(route, req.method ?? 'GET', path);
-      res.setHeader('Cache-Control', answer.cacheControl);
-      writeText(res, answer.status, answer.type, answer.body);
-    });
+    serveRoute(res, async () => writeExplorer(res, await p.explorer.answer(route, req.method ?? 'GET', path)));
 
   /** The admitted request, or undefined when its client went away meanwhile. */
   const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState, scope: Scope): Promise<AdmittedRequest | undefined> => {
@@ -130,12 +127,20 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       state.operation = explorer === 'page' ? 'page' : 'asset';
       return serveExplorer(req, res, explorer, path);
     }
+    const graphql = path === GRAPHQL_PATH || path === `${GRAPHQL_PATH}/`;
+    if (graphql && p.explorer.wantsLanding(req.method, req.headers.accept)) {
+      // Before admission: a banned or limited browser still gets the page, which counts against no quota.
+      state.surface = 'explorer';
+      state.operation = 'landing';
+      // GraphQL's answers at this path vary on Accept too: a cache must not give one for the other.
+      res.setHeader('Vary', 'Accept');
+      return writeExplorer(res, p.explorer.landing());
+    }
     if (answerCors(req, res)) return;
     if (p.stream && path === p.stream.path) {
       state.surface = 'graphql';
       return p.stream.serve(req, res, search, state, scope).catch((error: unknown) => fail(res, error, true));
     }
-    const graphql = path === GRAPHQL_PATH || path === `${GRAPHQL_PATH}/`;
     if (graphql) {
       state.surface = 'graphql';
       state.operation = 'anonymous';
@@ -157,6 +162,11 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     }
   };
   return (req, res) => void serve(req, res);
+}
+
+function writeExplorer(res: ServerResponse, answer: ExplorerAnswer): void {
+  res.setHeader('Cache-Control', answer.cacheControl);
+  writeText(res, answer.status, answer.type, answer.body);
 }
 
 /** A refusal answered with Retry-After (429, 503, a ban's 403): the identity's requests before then are held (limits/retry-after-hold.ts). */

@@ -5,9 +5,11 @@ import { subscribed } from '../helpers/live';
 import { sharedChromium, screenshotFolder, snap } from './browser';
 
 /**
- * The offline explorer as a developer uses it, in Chromium: every request the page makes goes to
- * the gateway (anything else is aborted and fails the test), the first query runs, a key in the
- * Headers tab lets a mutation through, and a subscription shows the event another request causes.
+ * The offline explorer as a developer uses it, in Chromium, at /graphql with GRAPHQL_EXPLORER=graphiql
+ * (by default it shows there in Sandbox's place when Sandbox cannot load: sandbox-page.cases.ts):
+ * every request the page makes goes to the gateway (anything else is aborted and fails the test),
+ * the first query runs, a key in the Headers tab lets a mutation through, and a subscription shows
+ * the event another request causes.
  */
 let t: TestApp;
 let browser: Browser;
@@ -19,7 +21,7 @@ const folder = screenshotFolder('offline-explorer');
 beforeAll(async () => {
   // The browser first: without it the test fails at once, leaving no gateway behind.
   browser = await sharedChromium();
-  t = await startTestApp();
+  t = await startTestApp({ GRAPHQL_EXPLORER: 'graphiql' });
   dogs = await createCategory(t, 'Dogs');
   await createPet(t, dogs, 'Rex');
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

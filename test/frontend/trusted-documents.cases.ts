@@ -193,7 +193,7 @@ describe('serving the manifest, anonymous callers restricted to it', () => {
     expect((await gql(t.url, UNTRUSTED, {}, { key: t.adminKey })).status).toBe(200);
   });
 
-  it('still serves the Sandbox landing page to a browser', async () => {
+  it('still serves the explorer\'s page to a browser', async () => {
     const page = await fetch(`${t.url}/graphql`, { headers: { Accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { EXAMPLE_OPERATION } from '../../src/graphql/explorer/example-operation';
+import { SANDBOX_SCRIPT } from '../../src/graphql/explorer/sandbox-page';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fencedBlocks } from '../helpers/docs';
 import { codes, gql } from '../helpers/gql';
@@ -18,20 +19,39 @@ describe('outside production', () => {
   });
   afterAll(() => t.close());
 
-  it('serves a browser GraphiQL, every file of it from the gateway itself, outside CORS and the limiter', async () => {
+  it('serves a browser Apollo Sandbox from Apollo\'s CDN, with the first query and GraphiQL in its place when it cannot load', async () => {
     const response = await request(t.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
-    expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toMatch(/^text\/html/);
-    expect(response.text).toMatch(/GraphiQL/);
-    expect(response.text).not.toMatch(/https?:/);
-    expect((await request(t.url).get('/graphql/explorer')).text).toBe(response.text);
-    const files = loadedBy(response.text);
-    expect(files.length).toBe(5);
-    for (const file of files) {
-      const asset = await request(t.url).get(file).buffer(true);
-      expect([file, asset.status, asset.headers['cache-control'], asset.headers['x-ratelimit-limit']]).toEqual([file, 200, 'public, max-age=86400', undefined]);
-      expect(asset.headers['content-type']).toMatch(file.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
-      expect(Number(asset.headers['content-length'])).toBeGreaterThan(1000);
+    expect([response.status, response.headers['content-type'], response.headers.vary, response.headers['x-ratelimit-limit']]).toEqual([200, 'text/html; charset=utf-8', 'Accept', undefined]);
+    expect(response.text).toContain(JSON.stringify(SANDBOX_SCRIPT));
+    expect(SANDBOX_SCRIPT).toMatch(/^https:\/\/embeddable-sandbox\.cdn\.apollographql\.com\/v\d+\//);
+    expect(response.text).toContain(JSON.stringify(EXAMPLE_OPERATION));
+    expect(response.text).toContain('"graphiql":"/graphql/explorer"');
+    // A client asking for JSON, even one that takes anything, gets GraphQL's answer and not the page.
+    for (const accept of ['*/*', 'application/json, text/html', 'text/html;q=0.5, application/json']) {
+      const answer = await request(t.url).get('/graphql').query({ query: '{ __typename }' }).set('Accept', accept).set('X-API-Key', t.adminKey);
+      expect([accept, answer.status, answer.body.data]).toEqual([accept, 200, { __typename: 'Query' }]);
+    }
+  });
+
+  it('serves GraphiQL instead with GRAPHQL_EXPLORER=graphiql, every file of it from the gateway itself, outside CORS and the limiter', async () => {
+    const graphiql = await startTestApp({ GRAPHQL_EXPLORER: 'graphiql', ADMIN_API_KEY: t.adminKey }, { db: t.db });
+    try {
+      const response = await request(graphiql.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+      expect(response.text).toMatch(/GraphiQL/);
+      expect(response.text).not.toMatch(/https?:/);
+      expect((await request(graphiql.url).get('/graphql/explorer')).text).toBe(response.text);
+      const files = loadedBy(response.text);
+      expect(files.length).toBe(5);
+      for (const file of files) {
+        const asset = await request(graphiql.url).get(file).buffer(true);
+        expect([file, asset.status, asset.headers['cache-control'], asset.headers['x-ratelimit-limit']]).toEqual([file, 200, 'public, max-age=86400', undefined]);
+        expect(asset.headers['content-type']).toMatch(file.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+        expect(Number(asset.headers['content-length'])).toBeGreaterThan(1000);
+      }
+    } finally {
+      await graphiql.close();
     }
   });
 
@@ -41,19 +61,6 @@ describe('outside production', () => {
     expect((await request(t.url).get('/graphql/explorer/..%2F..%2Fpackage.json')).status).toBe(404);
     const posted = await request(t.url).post('/graphql/explorer').send({});
     expect([posted.status, posted.headers.allow, posted.body.code]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED']);
-  });
-
-  it('serves Apollo Sandbox instead with GRAPHQL_EXPLORER=sandbox, pointing to the offline explorer', async () => {
-    const sandbox = await startTestApp({ GRAPHQL_EXPLORER: 'sandbox', ADMIN_API_KEY: t.adminKey }, { db: t.db });
-    try {
-      const page = await request(sandbox.url).get('/graphql').set('Accept', BROWSER_ACCEPT);
-      expect(page.status).toBe(200);
-      expect(page.text).toMatch(/EmbeddedSandbox/);
-      expect(page.text).toContain('<a href="/graphql/explorer">');
-      expect((await request(sandbox.url).get('/graphql/explorer')).text).toMatch(/GraphiQL/);
-    } finally {
-      await sandbox.close();
-    }
   });
 
   it('opens with the README’s first query', async () => {

@@ -170,6 +170,34 @@ describe('bans', () => {
     }
   });
 
+  it("still serves a banned or limited browser the explorer's page at /graphql, counting it against no quota", async () => {
+    const client = { 'X-Forwarded-For': '198.51.100.9' };
+    const app = await startTestApp({ TRUST_PROXY: 'true', BAN_THRESHOLD: '0', ADMIN_API_KEY: t.adminKey }, { db: t.db });
+    try {
+      const { key } = await createApiKey(app, { plan: 'ENTERPRISE', requestsPerMinute: 1, requestsPerDay: 1 });
+      const page = (headers: Record<string, string>) => request(app.url).get('/graphql').set('Accept', 'text/html').set(headers);
+      // Pages first: none of them spends the one request of the key's minute.
+      expect((await page({ 'X-API-Key': key })).status).toBe(200);
+      const query = () => request(app.url).post('/graphql').set('X-API-Key', key).send({ query: `query Count ${QUERY}` });
+      expect((await query()).status).toBe(200);
+      // The first refusal starts the ban: threshold 0.
+      expect((await query()).body.errors[0].extensions.code).toBe('API_KEY_BANNED');
+      for (let i = 0; i < 60; i += 1) await request(app.url).get('/openapi.json').set(client);
+      expect((await request(app.url).get('/openapi.json').set(client)).body.code).toBe('CLIENT_BANNED');
+      for (const headers of [{ 'X-API-Key': key }, client]) {
+        const answer = await page(headers);
+        expect([answer.status, answer.headers['content-type'], answer.headers['x-ratelimit-limit']]).toEqual([200, 'text/html; charset=utf-8', undefined]);
+        expect(answer.text).toMatch(/Apollo Sandbox/);
+      }
+      // Its own surface in the metrics, not the GraphQL API's.
+      const metrics = (await request(app.url).get('/metrics')).text;
+      expect(metrics).toMatch(/petstore_http_requests_total\{surface="explorer",operation="landing",status="200"\} 3/);
+      expect(metrics).not.toMatch(/surface="graphql",operation="anonymous",status="200"/);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('behind a trusted proxy, counts an X-Forwarded-For that is not an IP address against the socket address', async () => {
     const app = await startTestApp({ TRUST_PROXY: 'true', ADMIN_API_KEY: t.adminKey }, { db: t.db });
     try {

@@ -18,7 +18,8 @@ or with <code>GRAPHQL_INTROSPECTION</code> off). The API itself answers:</p>
 <li>subscriptions: WebSocket (<code>graphql-transport-ws</code>) on <code>/graphql</code>, or Server-Sent Events on
 <code>${STREAM_PATH}</code>.</li>
 </ul>
-<p>Outside production, with introspection on, <code>GRAPHQL_EXPLORER=graphiql</code> (the default) serves GraphiQL here.</p>
+<p>Outside production, with introspection on, <code>GRAPHQL_EXPLORER=sandbox</code> (the default) serves Apollo Sandbox
+here, and <code>GRAPHQL_EXPLORER=graphiql</code> GraphiQL.</p>
 </body>
 </html>
 `;
