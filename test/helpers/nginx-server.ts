@@ -9,8 +9,13 @@ import { waitFor } from './wait';
 /** Debian installs it in /usr/sbin, which an unprivileged user's PATH may lack. */
 export const NGINX_BINARY = '/usr/sbin/nginx';
 
-/** The shipped configuration, run as it is but for the addresses below. */
-const SHIPPED = join(__dirname, '..', '..', 'deploy', 'nginx', 'petstore.conf');
+/**
+ * The shipped configuration, run as it is but for the addresses below: two folders up from
+ * test/helpers, three from dist/test/helpers, where the bench runs it compiled.
+ */
+const SHIPPED = [join(__dirname, '..', '..'), join(__dirname, '..', '..', '..')]
+  .map((root) => join(root, 'deploy', 'nginx', 'petstore.conf'))
+  .find((file) => existsSync(file))!;
 /** What the shipped file listens on and forwards to, as it must read for the test to replace it. */
 const LISTEN = 'listen 80;';
 const UPSTREAMS = ['server 127.0.0.1:4001;', 'server 127.0.0.1:4002;'];
@@ -23,15 +28,17 @@ export interface Nginx {
 /**
  * nginx in the foreground, as the current user, with a temporary prefix directory holding what
  * Debian's /etc/nginx/nginx.conf would: the events block, and an http block that includes the
- * shipped deploy/nginx/petstore.conf, its port and instances' addresses replaced.
+ * shipped deploy/nginx/petstore.conf, its port and instances' addresses replaced by
+ * `instancePorts`' (one or more instances on 127.0.0.1).
  */
-export async function startNginx(instancePorts: [number, number]): Promise<Nginx> {
+export async function startNginx(instancePorts: number[]): Promise<Nginx> {
   if (!existsSync(NGINX_BINARY)) throw new Error(`expected nginx at ${NGINX_BINARY} (apt-get install nginx)`);
   const port = await freePort();
   const prefix = mkdtempSync(join(tmpdir(), 'nginx-'));
   mkdirSync(join(prefix, 'temp'));
   let site = replaceOnce(readFileSync(SHIPPED, 'utf8'), LISTEN, `listen 127.0.0.1:${port};`);
-  UPSTREAMS.forEach((line, index) => (site = replaceOnce(site, line, `server 127.0.0.1:${instancePorts[index]};`)));
+  site = replaceOnce(site, UPSTREAMS[0], instancePorts.map((instance) => `server 127.0.0.1:${instance};`).join('\n    '));
+  site = replaceOnce(site, UPSTREAMS[1], '');
   writeFileSync(join(prefix, 'petstore.conf'), site);
   writeFileSync(
     join(prefix, 'nginx.conf'),

@@ -89,7 +89,7 @@ describe('the shipped nginx configuration in front of two instances', () => {
         return { url: await listeningUrl(child), child };
       }),
     );
-    proxy = await startNginx(instances.map(({ url }) => Number(new URL(url).port)) as [number, number]);
+    proxy = await startNginx(instances.map(({ url }) => Number(new URL(url).port)));
     const category = await graphql('mutation { createCategory(input: { name: "Dogs" }) { id } }', undefined, { key: adminKey });
     const pet = await graphql('mutation($input: NewPet!) { createPet(input: $input) { id } }', { input: { name: 'Rex', categoryId: category.body.data.createCategory.id } }, { key: adminKey });
     petId = pet.body.data.createPet.id;
