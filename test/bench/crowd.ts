@@ -12,7 +12,8 @@ import { type BenchServer, startDeployment } from './processes';
 /**
  * Issue 30's crowds: many identities at once, each within its own limits, against two paying
  * clients. Victims: a PRO key and a BUSINESS key, each reading one pet at CROWD_VICTIM_RATE
- * requests a second (default 10), spread over the instances, with keys of their own each phase.
+ * requests a second (default 10), spread over the instances, with keys of their own each phase,
+ * each from an address of its own (127.0.1.1, 127.0.1.2).
  * Phases: the victims alone; during an anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60,
  * the client sockets bound to them); during a crowd of 30 FREE keys. Every crowd member keeps its
  * in-flight bound (FREE's, 16) of requests in flight on every instance, each the most expensive
@@ -35,6 +36,8 @@ const PHASES = (['alone', 'anonymous crowd', 'FREE-key crowd'] as const).filter(
 );
 const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
 const THROUGH_NGINX = process.env.CROWD_PROXY === 'nginx';
+/** Each victim a client of its own, apart from the crowd's addresses (and from the FREE keys', 127.0.0.1). */
+const VICTIM_ADDRESSES = ['127.0.1.1', '127.0.1.2'];
 const VICTIMS = [
   ['PRO', 'pro'],
   ['BUSINESS', 'business'],
@@ -112,11 +115,11 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
       // Through nginx, its one port once for each instance: the same requests in flight as straight to them.
       const ports = instances.map((server) => (proxy ? Number(new URL(proxy.url).port) : server.port));
       let run = 0;
-      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } });
+      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } });
       for (const phase of PHASES) {
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
         const [{ victims }, { crowd }] = await Promise.all([
-          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } }),
+          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } }),
           phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
         ]);
         const row = rowOf(count, phase, { victims, crowd });

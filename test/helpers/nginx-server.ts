@@ -45,7 +45,10 @@ export async function startNginx(instancePorts: number[]): Promise<Nginx> {
     [
       'pid nginx.pid;',
       'worker_processes 1;',
-      'events { worker_connections 1024; }',
+      // Each request in progress holds two connections, the client's and the instance's: Debian's
+      // 768 would drop a crowd's (docs/scaling-out.md).
+      'worker_rlimit_nofile 16384;',
+      'events { worker_connections 8192; }',
       'http {',
       '  access_log off;',
       ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path temp/${kind};`),
