@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * The gateway's settings, read once from the environment (docs/operating.md "Configuration").
@@ -46,7 +46,11 @@ export interface Config {
   /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0 (the default): unbounded (UNPAID_DATABASE_MS_PER_SECOND). */
   unpaidDatabaseMsPerSecond: number;
   petsSunset: Date;
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For names the client (TRUST_PROXY): nobody's (false), any peer's (true), or
+   * only that of a peer in the list, the proxies' addresses and ranges.
+   */
+  trustProxy: boolean | BlockList;
   maxQueryCost: number;
   /** Open WebSockets per instance; unset: half the process's open-file limit (limits/open-file-limit.ts). */
   maxSockets?: number;
@@ -198,6 +202,29 @@ function boolean(env: Env, name: EnvironmentVariable, fallback: boolean): boolea
   if (TRUE_WORDS.includes(raw)) return true;
   if (FALSE_WORDS.includes(raw)) return false;
   throw new ConfigError(name, `${TRUE_WORDS.join('/')} or ${FALSE_WORDS.join('/')}`, raw);
+}
+
+const PROXIES_EXPECTED = `${TRUE_WORDS.join('/')}, ${FALSE_WORDS.join('/')}, or comma-separated proxy addresses and CIDR ranges such as 127.0.0.1,10.0.0.0/8`;
+
+/** A Boolean, or the proxies whose X-Forwarded-For alone is believed: addresses and CIDR ranges. */
+function trustedProxies(env: Env, name: EnvironmentVariable): boolean | BlockList {
+  const raw = present(env, name);
+  if (raw === undefined) return false;
+  if (TRUE_WORDS.includes(raw.toLowerCase())) return true;
+  if (FALSE_WORDS.includes(raw.toLowerCase())) return false;
+  const proxies = new BlockList();
+  for (const entry of raw.split(',').map((text) => text.trim())) {
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    if (family === 0 || rest.length > 0 || (prefix !== undefined && (!/^\d+$/.test(prefix) || Number(prefix) > bits))) {
+      throw new ConfigError(name, PROXIES_EXPECTED, entry);
+    }
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (prefix === undefined) proxies.addAddress(address, type);
+    else proxies.addSubnet(address, Number(prefix), type);
+  }
+  return proxies;
 }
 
 function url(env: Env, name: EnvironmentVariable, protocols: string[]): string | undefined {
@@ -460,7 +487,7 @@ export function loadConfig(env: Env = process.env): Config {
     // database that paying clients saturate, a lone visitor's few statements can spend it.
     unpaidDatabaseMsPerSecond: integer(env, 'UNPAID_DATABASE_MS_PER_SECOND', 0, 0, 1_000_000),
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustedProxies(env, 'TRUST_PROXY'),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),
     maxSockets: present(env, 'MAX_SOCKETS') === undefined ? undefined : integer(env, 'MAX_SOCKETS', 0, 1, 1_000_000),
     corsOrigins: origins(env, 'CORS_ORIGINS'),

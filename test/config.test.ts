@@ -86,6 +86,15 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads TRUST_PROXY as a list of proxy addresses and ranges, IPv4 and IPv6', () => {
+    const { trustProxy } = loadConfig({ TRUST_PROXY: '127.0.0.1, 10.1.0.0/16, fd00::/8' });
+    if (typeof trustProxy === 'boolean') throw new Error(`expected a list of proxies, got ${trustProxy}`);
+    expect(['127.0.0.1', '10.1.200.3'].map((address) => trustProxy.check(address, 'ipv4'))).toEqual([true, true]);
+    expect(['127.0.0.2', '10.2.0.1'].map((address) => trustProxy.check(address, 'ipv4'))).toEqual([false, false]);
+    expect(['fd12::1', '::1'].map((address) => trustProxy.check(address, 'ipv6'))).toEqual([true, false]);
+    expect(loadConfig({ TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+  });
+
   it('reads a transaction-mode pooler with its direct URL', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://u@pgbouncer:6432/shop',
@@ -190,7 +199,10 @@ describe('loadConfig', () => {
     ['BAN_THRESHOLD', '-1', /^BAN_THRESHOLD: expected an integer/],
     ['BAN_SECONDS', '0', /^BAN_SECONDS: expected an integer from 1/],
     ['PETS_SUNSET', 'next june', /^PETS_SUNSET: expected an ISO 8601 date-time/],
-    ['TRUST_PROXY', 'maybe', /^TRUST_PROXY: expected true\/yes\/on\/1 or false\/no\/off\/0/],
+    ['TRUST_PROXY', 'maybe', /^TRUST_PROXY: expected true\/yes\/on\/1, false\/no\/off\/0, or comma-separated proxy addresses and CIDR ranges such as 127.0.0.1,10.0.0.0\/8, got "maybe"$/],
+    ['TRUST_PROXY', '127.0.0.1, 10.0.0.0/33', /^TRUST_PROXY: expected .*, got "10.0.0.0\/33"$/],
+    ['TRUST_PROXY', '127.0.0.1/8/1', /^TRUST_PROXY: expected .*, got "127.0.0.1\/8\/1"$/],
+    ['TRUST_PROXY', 'proxy.internal', /^TRUST_PROXY: expected .*, got "proxy.internal"$/],
     ['MAX_QUERY_COST', '1.5', /^MAX_QUERY_COST: expected an integer/],
     ['CORS_ORIGINS', 'https://a.example/path', /^CORS_ORIGINS: expected comma-separated origins/],
     ['GRAPHQL_INTROSPECTION', 'sometimes', /^GRAPHQL_INTROSPECTION: expected true\/yes\/on\/1 or false\/no\/off\/0/],

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { type BlockList, isIP } from 'node:net';
 import { invalidApiKey } from '../refusals';
 import { identityOf } from '../limits/identity';
 import type { ApiKeyService } from './api-key.service';
@@ -47,7 +47,7 @@ async function authenticateAll(apiKeys: ApiKeyService, address: string, rawKeys:
 }
 
 /** An HTTP request's caller, from its X-API-Key header and client address. */
-export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
+export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: TrustProxy) {
   const identify = keyIdentifier(apiKeys);
   const none: readonly unknown[] = [];
   return (request: IncomingMessage): Identified | Promise<Identified> => {
@@ -56,15 +56,31 @@ export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: boolean) {
   };
 }
 
+/** TRUST_PROXY as config.ts reads it: nobody, any peer, or the listed proxies. */
+export type TrustProxy = boolean | BlockList;
+
 /**
  * The client's address, for HTTP requests and WebSocket upgrades alike: behind a trusted proxy
  * (one hop), the X-Forwarded-For entry that proxy added, the right-most, but only when it is an IP
  * address; any other text ("garbage", "1.1.1.1:1234") would otherwise let a client choose a fresh
- * identity per request. Then the socket's address stands.
+ * identity per request. With a list of proxies, only a peer in it is believed: a client that
+ * reaches the gateway around the proxy cannot name its own address. Otherwise the socket's
+ * address stands.
  */
-export function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
+export function clientAddress(request: IncomingMessage, trustProxy: TrustProxy): string {
+  const peer = request.socket.remoteAddress;
   const forwarded = request.headers['x-forwarded-for'];
-  const added = trustProxy && typeof forwarded === 'string' ? forwarded.split(',').pop()?.trim() : undefined;
+  const added = typeof forwarded === 'string' && trusts(trustProxy, peer) ? forwarded.split(',').pop()?.trim() : undefined;
   if (added && isIP(added)) return added;
-  return request.socket.remoteAddress ?? 'unknown';
+  return peer ?? 'unknown';
+}
+
+/** A dual-stack server sees an IPv4 peer as ::ffff:a.b.c.d; the list names it as a.b.c.d. */
+const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+
+function trusts(trustProxy: TrustProxy, peer: string | undefined): boolean {
+  if (typeof trustProxy === 'boolean') return trustProxy;
+  if (peer === undefined) return false;
+  const address = IPV4_MAPPED.exec(peer)?.[1] ?? peer;
+  return trustProxy.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }

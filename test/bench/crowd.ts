@@ -5,19 +5,25 @@ import { Plan, PLAN_LIMITS } from '../../src/auth/plans';
 import { type CrowdDocument, crowdQuery, crowdRequestBody } from './crowd-documents';
 import type { CrowdMember, CrowdResult, CrowdTask } from './crowd.worker';
 import { BENCH_DATABASE, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, victimKey } from './fixture';
+import { type Nginx, startNginx } from '../helpers/nginx-server';
 import { statusList } from './keyed-attack';
 import { type BenchServer, startDeployment } from './processes';
 
 /**
  * Issue 30's crowds: many identities at once, each within its own limits, against two paying
  * clients. Victims: a PRO key and a BUSINESS key, each reading one pet at CROWD_VICTIM_RATE
- * requests a second (default 10), spread over the instances, with keys of their own each phase.
+ * requests a second (default 10), spread over the instances, with keys of their own each phase,
+ * each from an address of its own (127.0.1.1, 127.0.1.2).
  * Phases: the victims alone; during an anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60,
  * the client sockets bound to them); during a crowd of 30 FREE keys. Every crowd member keeps its
  * in-flight bound (FREE's, 16) of requests in flight on every instance, each the most expensive
  * document it may send (crowd-documents.ts), chosen at the start by its cost and database time.
  * On one instance, then on two sharing PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase.
  * On a database of its own holding CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
+ * CROWD_PROXY=nginx sends victims and crowd through the shipped deploy/nginx/petstore.conf in
+ * front of the instances (docs/scaling-out.md "Behind a reverse proxy"), the instances counting
+ * clients by its X-Forwarded-For; each member keeps as many requests in flight as it would
+ * straight to the instances.
  */
 const PETS = Number(process.env.CROWD_PETS ?? 100_000);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
@@ -29,6 +35,9 @@ const PHASES = (['alone', 'anonymous crowd', 'FREE-key crowd'] as const).filter(
   (phase) => !process.env.CROWD_PHASES || process.env.CROWD_PHASES.split(',').some((start) => phase.startsWith(start.trim())),
 );
 const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
+const THROUGH_NGINX = process.env.CROWD_PROXY === 'nginx';
+/** Each victim a client of its own, apart from the crowd's addresses (and from the FREE keys', 127.0.0.1). */
+const VICTIM_ADDRESSES = ['127.0.1.1', '127.0.1.2'];
 const VICTIMS = [
   ['PRO', 'pro'],
   ['BUSINESS', 'business'],
@@ -86,7 +95,8 @@ export async function runCrowd(serverUrl: string, env: Record<string, string>): 
   try {
     // Fresh deployments, one a set of instances: no limit of one run carries into the next.
     let deployments = 0;
-    return await runPhases((count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, DATABASE_URL: databaseUrl }));
+    const proxied: Record<string, string> = THROUGH_NGINX ? { TRUST_PROXY: '127.0.0.1' } : {};
+    return await runPhases((count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, ...proxied, DATABASE_URL: databaseUrl }));
   } finally {
     await dropBenchDatabase(serverUrl, name);
   }
@@ -99,14 +109,17 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
   const rows: CrowdRow[] = [];
   for (const count of INSTANCE_COUNTS) {
     const instances = await start(count);
+    let proxy: Nginx | undefined;
     try {
-      const ports = instances.map((server) => server.port);
+      proxy = THROUGH_NGINX ? await startNginx(instances.map((server) => server.port)) : undefined;
+      // Through nginx, its one port once for each instance: the same requests in flight as straight to them.
+      const ports = instances.map((server) => (proxy ? Number(new URL(proxy.url).port) : server.port));
       let run = 0;
-      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } });
+      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } });
       for (const phase of PHASES) {
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
         const [{ victims }, { crowd }] = await Promise.all([
-          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), perSecond: VICTIM_RATE, pets: PETS } }),
+          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } }),
           phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
         ]);
         const row = rowOf(count, phase, { victims, crowd });
@@ -114,6 +127,7 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
         rows.push(row);
       }
     } finally {
+      await proxy?.stop();
       await Promise.all(instances.map((server) => server.stop()));
     }
   }
@@ -187,7 +201,8 @@ export function crowdTable({ document, candidates, rows }: CrowdRun): string {
   );
   const times = candidates.map(({ shape, aliases, cost, ms }) => `${aliases} × ${shape}, cost ${cost}: ${ms} ms`).join('; ');
   return [
-    `each crowd member: ${IN_FLIGHT} in flight per instance, sending ${document.query} (cost ${document.cost} of ${document.limit}; ` +
+    `${THROUGH_NGINX ? 'every client through nginx (deploy/nginx/petstore.conf)' : 'every client straight to the instances'}; ` +
+      `each crowd member: ${IN_FLIGHT} in flight per instance, sending ${document.query} (cost ${document.cost} of ${document.limit}; ` +
       `one request's time for a FREE key alone, of each shape at the most aliases admitted: ${times}); victims ${VICTIM_RATE} requests/s each`,
     '',
     header,

@@ -12,7 +12,8 @@ export interface CrowdTask {
   ports: number[];
   seconds: number;
   crowd?: { members: CrowdMember[]; inFlight: number; document: CrowdDocument };
-  victims?: { keys: string[]; perSecond: number; pets: number };
+  /** Each key sent from its address (a client of its own), when given. */
+  victims?: { keys: string[]; addresses?: string[]; perSecond: number; pets: number };
 }
 
 /** A member of a crowd: an anonymous client on an address of its own, or a key. */
@@ -94,10 +95,10 @@ async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult[
 }
 
 async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResult['victims']> {
-  const { keys, perSecond, pets } = task.victims!;
+  const { keys, addresses, perSecond, pets } = task.victims!;
   return Promise.all(
-    keys.map(async (key) => {
-      const agent = new Agent({ keepAlive: true });
+    keys.map(async (key, i) => {
+      const agent = new Agent({ keepAlive: true, localAddress: addresses?.[i] });
       const tally = new Tally();
       const latencies: number[] = [];
       const pending: Promise<void>[] = [];

@@ -16,9 +16,12 @@ export interface PartRequest {
  * An HTTP request sent by hand on its own connection, its body held back after `sentBytes` bytes:
  * the server has its headers (and takes its place in line) while the rest is still to come.
  */
-export async function partRequest(url: string, options: { path?: string; headers?: Record<string, string>; body: string; sentBytes: number }): Promise<PartRequest> {
+export async function partRequest(
+  url: string,
+  options: { path?: string; headers?: Record<string, string>; body: string; sentBytes: number; localAddress?: string },
+): Promise<PartRequest> {
   const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
+  const socket = connect({ port: Number(port), host: hostname, localAddress: options.localAddress });
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   const chunks: Buffer[] = [];
   const text = () => Buffer.concat(chunks).toString();

@@ -216,6 +216,22 @@ describe('bans', () => {
     }
   });
 
+  it.each([
+    ['the proxy this client connects from', '127.0.0.1', true],
+    ['a range holding it', '127.0.0.0/8, ::1', true],
+    ['other proxies only', '10.0.0.5, 192.168.0.0/16', false],
+  ])('with TRUST_PROXY naming %s (%s), believes X-Forwarded-For: %s', async (_label, proxies, believed) => {
+    const app = await startTestApp({ TRUST_PROXY: proxies, ADMIN_API_KEY: t.adminKey }, { db: t.db });
+    try {
+      const remaining = async (forwarded: string) =>
+        Number((await request(app.url).get('/openapi.json').set('X-Forwarded-For', forwarded)).headers['x-ratelimit-remaining']);
+      // Two addresses: two identities when the header is believed, the socket's one when it is not.
+      expect([await remaining('203.0.113.20'), await remaining('203.0.113.21')]).toEqual(believed ? [59, 59] : [59, 58]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('refuses unbanApiKey to non-admins and for unknown keys', async () => {
     const client = await freeKey();
     expect(codes(await gql(t.url, 'mutation { unbanApiKey(id: "1") { id } }', undefined, { key: client }))).toEqual(['FORBIDDEN']);

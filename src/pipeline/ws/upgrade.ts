@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Caller } from '../../auth/caller';
-import { clientAddress, type Identified } from '../../auth/identify-caller';
+import { clientAddress, type Identified, type TrustProxy } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import { ApiError } from '../../errors';
 import { refusalFailure } from '../../format-error';
@@ -20,7 +20,7 @@ export interface UpgradeDeps {
   admission: SocketAdmission;
   /** Browser origins allowed to open a socket: those CORS allows (docs/contract.md §8). */
   allowedOrigins: readonly string[];
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
   /** A socket turned away for a bound: counted and logged. */
   noteRefusal: (reason: SocketRefusal, who: RefusedClient) => void;
