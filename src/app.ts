@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
-import { admissionOfCaller, heldUntilRetryAfterOf, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
 import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
@@ -153,7 +153,6 @@ export async function createApp(
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
     shedAtOf: limitInFlight ? shedAtOf : undefined,
     loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
-    holdUntilRetryAfter: config.retryAfterHold ? heldUntilRetryAfterOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,
   });

@@ -92,8 +92,6 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (scope.aborted) return undefined;
-    // Whatever refuses it, here or later (its statements), the Retry-After it is told holds its next requests.
-    scope.defer(() => tellRetryAfter(p.admitter, identity, res));
     const admitted = await p.admitter.admit(caller, identity, scope);
     if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
@@ -157,13 +155,6 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     }
   };
   return (req, res) => void serve(req, res);
-}
-
-/** A refusal answered with Retry-After (429, 503, a ban's 403): the identity's requests before then are held (limits/retry-after-hold.ts). */
-function tellRetryAfter(admitter: Admitter<Caller>, identity: string, res: ServerResponse): void {
-  if (!res.writableFinished || (res.statusCode !== 429 && res.statusCode !== 503 && res.statusCode !== 403)) return;
-  const seconds = Number(res.getHeader('retry-after'));
-  if (seconds > 0) admitter.told(identity, seconds);
 }
 
 /** The commit position a client says it has seen (X-Read-After), or 400 when the header names none. */

@@ -120,7 +120,7 @@ describe('InFlight', () => {
     store.hit = () => Promise.reject(new Error('the store did not answer'));
     const admitter = new Admitter({
       limiter: new RateLimiter(store, { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined, observeHeld: () => undefined },
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined },
       logger: pino({ level: 'silent' }),
       quotaOf: () => ({ perMinute: 60, perDay: 1_000 }),
       admissionOf: () => ({ max: 1, queue: 1, waitMs: 1_000 }),
@@ -133,7 +133,7 @@ describe('InFlight', () => {
   });
 
   it('sheds by priority when the instance holds many requests in flight: anonymous first, then FREE, then paying plans, admin and ENTERPRISE never', async () => {
-    const observed: Observed = { refusals: [], held: 0 };
+    const observed: Observed = { refusals: [] };
     const admitter = testAdmitter({ admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }), shedAtOf }, observed);
     const callers: [string, Who][] = [
       ['anonymous', anonymous('10.0.0.1')],

@@ -14,20 +14,19 @@ export const anonymous = (address: string): Who => ({ kind: 'anonymous', address
 /** One key per plan and role; its quota is the admitter's `quotaOf`, not this. */
 export const keyOf = (plan: Plan, role = ApiKeyRole.CLIENT): Who => ({ kind: 'key', key: { id: `${plan}-${role}`, plan, role, quota: { perMinute: 1, perDay: 1 } } });
 
-/** What an admitter under test observed: its refusals by reason, and its holds. */
+/** What an admitter under test observed: its refusals by reason. */
 export interface Observed {
   refusals: string[];
-  held: number;
 }
 
 /**
  * An admitter on an in-memory limiter of its own, logging nothing, every caller's quota a
  * million requests unless `options` says otherwise; `observed` collects what its metrics are told.
  */
-export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observed: Observed = { refusals: [], held: 0 }): Admitter<Who> {
+export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observed: Observed = { refusals: [] }): Admitter<Who> {
   return new Admitter<Who>({
     limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-    metrics: { observeRefusal: (reason) => observed.refusals.push(reason), observeAdmissionWait: () => undefined, observeHeld: () => (observed.held += 1) },
+    metrics: { observeRefusal: (reason) => observed.refusals.push(reason), observeAdmissionWait: () => undefined },
     logger: pino({ level: 'silent' }),
     quotaOf: () => ({ perMinute: 1_000_000, perDay: 1_000_000 }),
     ...options,
