@@ -91,7 +91,7 @@ export async function prepareSubscription(
   }
   const variableValues = request.variables ?? {};
   try {
-    checkOperationLimits(schema, document, operation, variableValues, steps.maxQueryCost);
+    checkOperationLimits(schema, document, operation, variableValues, { maxCost: steps.maxQueryCost, pets: services.database.catalogueSize.current() });
   } catch (error) {
     if (error instanceof ApiError) return [error];
     throw error;
