@@ -81,44 +81,68 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
-   * Never rejects for a refusal: the answer says what to send. The request's in-flight slot is
-   * registered on `scope` as it is taken; a scope aborted while waiting gets `{}`.
+   * An HTTP request (GraphQL, REST): every step. Never rejects for a
+   * refusal: the answer says what to send. The request's in-flight slot is registered on `scope`
+   * as it is taken; a scope aborted while waiting gets `{}`.
    */
-  async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
+  admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
+    return this.pass(caller, identity, scope.trace, scope);
+  }
+
+  /**
+   * A subscribe (over WebSocket or SSE), or a socket's invalid key: the same steps but the
+   * in-flight slot and the ban's pause, which a long-lived connection's own bounds replace.
+   */
+  admitSubscribe(caller: C, identity: string, trace?: Trace): Promise<Admitted> {
+    return this.pass(caller, identity, trace);
+  }
+
+  /**
+   * The steps of every transport, in order: shed by priority, then (a request of its own, with
+   * its `request` scope) a slot among the identity's requests in flight, then the windows and the
+   * ban, all in the limiter's one decision.
+   */
+  private async pass(caller: C, identity: string, trace: Trace | undefined, request?: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
-    const quota = this.options.quotaOf(caller);
-    // Shed before anything is spent on it: no slot, no look-up in the limiter's store.
-    const shedAt = this.options.shedAtOf?.(caller);
-    if (shedAt != null) {
-      const { running, waiting } = this.inFlight.totals();
-      if (running + waiting >= shedAt) {
-        this.options.metrics.observeRefusal('shed', false);
-        return { refusal: instanceBusy(running + waiting) };
-      }
-    }
-    const { loopDelay } = this.options;
-    const shedAtDelay = loopDelay?.shedAtOf(caller);
-    const lateMs = shedAtDelay == null ? 0 : loopDelay!.ms();
-    if (shedAtDelay != null && lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS) {
+    const shed = this.shed(caller, identity);
+    if (shed) {
       this.options.metrics.observeRefusal('shed', false);
-      return { refusal: instanceLagging(lateMs) };
+      return { refusal: shed };
     }
-    if (admissionOf) {
+    const quota = this.options.quotaOf(caller);
+    if (request && admissionOf) {
       const admission = admissionOf(caller);
-      if (!(await this.inFlight.enter(identity, admission, scope))) {
-        if (scope.aborted) return {};
-        const { windows, reported, decidedAt } = await inTrace(scope.trace, () => limiter.peek(identity, quota));
+      if (!(await this.inFlight.enter(identity, admission, request))) {
+        if (request.aborted) return {};
+        const { windows, reported, decidedAt } = await inTrace(trace, () => limiter.peek(identity, quota));
         const refused = inFlightFull(admission.max);
         const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };
         this.options.metrics.observeRefusal('in-flight', false);
         return { decision, refusal: refused };
       }
     }
-    const decision = await inTrace(scope.trace, () => limiter.check(identity, quota));
+    const decision = await inTrace(trace, () => limiter.check(identity, quota));
     if (decision.kind === 'allowed') return { decision };
-    if (decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: scope.signal }).catch(() => undefined);
+    if (request && decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: request.signal }).catch(() => undefined);
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
+  }
+
+  /**
+   * The refusal of a request the instance sheds for its priority, before anything is spent on it
+   * (no slot, no look-up in the limiter's store); undefined when it goes on.
+   */
+  private shed(caller: C, identity: string): ApiError | undefined {
+    const shedAt = this.options.shedAtOf?.(caller);
+    if (shedAt != null) {
+      const { running, waiting } = this.inFlight.totals();
+      if (running + waiting >= shedAt) return instanceBusy(running + waiting);
+    }
+    const { loopDelay } = this.options;
+    const shedAtDelay = loopDelay?.shedAtOf(caller);
+    if (shedAtDelay == null) return undefined;
+    const lateMs = loopDelay!.ms();
+    return lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS ? instanceLagging(lateMs) : undefined;
   }
 
   /** The identity's other requests on this instance: running, or queued for a slot. */
@@ -138,17 +162,6 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   /** Requests holding an in-flight slot, and waiting for one, over every identity (for the metrics). */
   inFlightTotals(): { running: number; waiting: number } {
     return this.inFlight.totals();
-  }
-
-  /**
-   * Counts one request of a long-lived connection (a subscribe on a socket) against the windows:
-   * no in-flight slot, which the connection's own bounds replace, and no pause.
-   */
-  async count(caller: C, identity: string, trace?: Trace): Promise<Admitted> {
-    if (this.options.limiting === false) return UNLIMITED;
-    const decision = await inTrace(trace, () => this.options.limiter.check(identity, this.options.quotaOf(caller)));
-    if (decision.kind === 'allowed') return { decision };
-    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
   /** When the identity's ban ends (epoch ms), or null: never banned while nothing is limited. */

@@ -36,7 +36,7 @@ export interface HttpPipeline {
   explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
-  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
+  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS; its subscribe passes the admitter's steps (Admitter.admitSubscribe). */
   stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope) => Promise<void> };
 }
 

@@ -109,7 +109,7 @@ export async function prepareSubscription(
     await inTrace(trace, () => services.live.slots.release(identity, slotId));
   };
   try {
-    const counted = await steps.admitter.count(caller, identity, trace);
+    const counted = await steps.admitter.admitSubscribe(caller, identity, trace);
     if (counted.decision) subscriber.counted?.(counted.decision);
     if (counted.refusal) {
       await release();

@@ -34,14 +34,14 @@ export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observ
 }
 
 /**
- * The names of `callers` admitted now, each asked once and its request ended at once; every
- * other one must have been refused as `refused` describes.
+ * The names of `callers` admitted now, each asked once (as an HTTP request, or as a subscribe)
+ * and its request ended at once; every other one must have been refused as `refused` describes.
  */
-export async function admittedNow(admitter: Admitter<Who>, callers: [string, Who][], refused: object): Promise<string[]> {
+export async function admittedNow(admitter: Admitter<Who>, callers: [string, Who][], refused: object, as: 'request' | 'subscribe' = 'request'): Promise<string[]> {
   const admitted: string[] = [];
   for (const [name, caller] of callers) {
     const scope = new Scope();
-    const { refusal } = await admitter.admit(caller, name, scope);
+    const { refusal } = await (as === 'request' ? admitter.admit(caller, name, scope) : admitter.admitSubscribe(caller, name));
     scope.end();
     if (!refusal) admitted.push(name);
     else expect(refusal).toMatchObject(refused);
