@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
-import { admissionOfCaller, heldUntilRetryAfterOf, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
+import { admissionOfCaller, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
 import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
 import { createServices, type Services } from './context';
@@ -131,14 +131,17 @@ export async function createApp(
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
   const slots = limits.redis ? new RedisSubscriptionSlots(limits.redis.client, limits.redis.prefix, logger) : new MemorySubscriptionSlots();
-  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots }, replicas);
+  const services = createServices(dataSource, { limiter, fieldLimiter: createFieldLimiter(limits.fieldStore) }, { hub, slots }, logger, replicas);
+  // Priced from the first request on by the catalogue's real size, not the size assumed before any read.
+  await services.database.catalogueSize.refresh();
   const documents = trustedDocuments ? trustedDocuments.documentStore(documentCache()) : documentCache();
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
   const compiled = compileQueries(schema);
   metrics.watchCompiledQueries(() => compiled.held());
-  const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() }, compiled);
+  const catalogueSize = () => services.database.catalogueSize.current();
+  const apollo = await startGraphQLServer(schema, config, logger, catalogueSize, { apqCache, documentStore: prepared.store() }, compiled);
   const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
@@ -153,7 +156,6 @@ export async function createApp(
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
     shedAtOf: limitInFlight ? shedAtOf : undefined,
     loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
-    holdUntilRetryAfter: config.retryAfterHold ? heldUntilRetryAfterOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,
   });

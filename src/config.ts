@@ -39,8 +39,6 @@ export interface Config {
   banSeconds: number;
   /** How long a banned client's request waits before its 403 (BAN_PAUSE_MS). */
   banPauseMs: number;
-  /** A request sent before the Retry-After its client was given waits until then (RETRY_AFTER_HOLD). */
-  retryAfterHold: boolean;
   /** The event-loop delay at which anonymous requests are shed, FREE keys' at twice it; 0: never (SHED_LOOP_DELAY_MS; embedded, 0 by default). */
   shedLoopDelayMs: number;
   /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0 (the default): unbounded (UNPAID_DATABASE_MS_PER_SECOND). */
@@ -135,7 +133,6 @@ export const ENVIRONMENT_VARIABLES = [
   'BAN_THRESHOLD',
   'BAN_SECONDS',
   'BAN_PAUSE_MS',
-  'RETRY_AFTER_HOLD',
   'SHED_LOOP_DELAY_MS',
   'UNPAID_DATABASE_MS_PER_SECOND',
   'PETS_SUNSET',
@@ -480,7 +477,6 @@ export function loadConfig(env: Env = process.env): Config {
     banThreshold: integer(env, 'BAN_THRESHOLD', 10, 0, 1_000_000),
     banSeconds: integer(env, 'BAN_SECONDS', 900, 1, 31_536_000),
     banPauseMs: integer(env, 'BAN_PAUSE_MS', 1000, 0, 60_000),
-    retryAfterHold: boolean(env, 'RETRY_AFTER_HOLD', true),
     // Embedded, the database's own work runs on the event loop: its delay says nothing of a crowd.
     shedLoopDelayMs: integer(env, 'SHED_LOOP_DELAY_MS', databaseUrl === undefined ? 0 : 50, 0, 60_000),
     // Off unless asked: a statement's time on its connection grows with everyone's load, so on a

@@ -7,7 +7,9 @@ import type { FieldLimitContext } from './limits/field-limit';
 import type { FieldLimiter } from './limits/field-limiter';
 import type { Decision, RateLimiter } from './limits/limiter';
 import type { LiveContext, LiveServices } from './live/live.context';
+import type { Logger } from './logger';
 import { CatalogueLoaderSet, type CatalogueLoaders } from './pets/catalogue.loaders';
+import { CatalogueSize } from './pets/catalogue-size';
 import { CategoryService } from './pets/category.service';
 import { PetService } from './pets/pet.service';
 import type { PetsContext } from './pets/pets.context';
@@ -45,15 +47,20 @@ export interface ServiceParts {
   replicas?: ReadReplicas;
   keyCache: KeyCache;
   purge: PurgeClock;
+  /** The number of pets, read a few seconds at a time: what a substring filter's price follows. */
+  catalogueSize: CatalogueSize;
 }
 
 export function createServices(
   db: DataSource,
   limits: { limiter: RateLimiter; fieldLimiter: FieldLimiter },
   live: LiveServices,
+  logger: Logger,
   replicas?: ReadReplicas,
 ): Services {
-  const database: ServiceParts = { statements: new Statements(db), replicas, keyCache: keyCache(), purge: { last: 0 } };
+  const statements = new Statements(db);
+  const catalogueSize = new CatalogueSize(new PetService(statements), logger);
+  const database: ServiceParts = { statements, replicas, keyCache: keyCache(), purge: { last: 0 }, catalogueSize };
   return { ...limits, live, database, ...databaseServices(database.statements, database) };
 }
 

@@ -197,14 +197,3 @@ export function shedAtLoopDelayOf(caller: PlannedCaller & ({ kind: 'key'; key: {
   const times = caller.kind === 'anonymous' ? SHED_AT_LOOP_DELAY.anonymous : caller.key.role === ApiKeyRole.ADMIN ? null : SHED_AT_LOOP_DELAY[caller.key.plan];
   return times === null ? null : baseMs * times;
 }
-
-/**
- * Whether the caller's requests sent before the Retry-After it was given are held until then
- * (limits/retry-after-hold.ts): anonymous clients and FREE keys, the classes a crowd is made of.
- * Paying plans and admin keys never: a paying client's backlog comes from a busy pool, not from
- * ignoring refusals, and held one at a time behind one refusal it would be answered about once a
- * Retry-After, every request after it later than its client waits (docs/performance.md, crowds).
- */
-export function heldUntilRetryAfterOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): boolean {
-  return caller.kind === 'anonymous' || (caller.key.role !== ApiKeyRole.ADMIN && caller.key.plan === Plan.FREE);
-}

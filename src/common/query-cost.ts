@@ -24,14 +24,29 @@ export const COST = {
   /** `totalCount`: a COUNT over every match; once per connection, once per page under a list. */
   COUNT: 10,
   /**
-   * A substring filter (`nameContains`), for each statement it applies to: the page and the count.
-   * Priced as the read of a catalogue of 100,000 pets that each may be: the page of a text few
-   * names hold walks the primary key to its end (test/pets/filter-plans.cases.ts shows the plans
-   * and times each against the list view).
+   * A substring filter (`nameContains`), for each statement it applies to (the page and the
+   * count), on a catalogue of SCAN_MEASURED_AT pets: the page of a text few names hold walks the
+   * primary key to its end (test/pets/filter-plans.cases.ts shows the plans and times each against
+   * the list view). Priced by the catalogue's real size (substringCost).
    */
   SUBSTRING: 340,
   /** The same for a text with no trigram (no 3 letters or digits in a row): no index serves it, each statement scans. */
   UNINDEXED_SUBSTRING: 650,
+  /** The number of pets SUBSTRING and UNINDEXED_SUBSTRING were measured at. */
+  SCAN_MEASURED_AT: 100_000,
   /** A mutation (each root field of one): a transaction of its own, as Shopify charges 10. */
   MUTATION: 10,
 } as const;
+
+/**
+ * One statement of a substring filter over a catalogue of `pets`: the price measured at
+ * SCAN_MEASURED_AT pets, in proportion, and never less than a statement of its own (LOOKUP). A
+ * text with no trigram is the scan it is at any size; a text the trigram index serves grows with
+ * the catalogue up to its measured price and stays there (docs/contract.md §3 serves it at a
+ * million pets).
+ */
+export function substringCost(pets: number, indexed: boolean): number {
+  const measured = indexed ? COST.SUBSTRING : COST.UNINDEXED_SUBSTRING;
+  const proportional = Math.max(COST.LOOKUP, Math.ceil((measured * pets) / COST.SCAN_MEASURED_AT));
+  return indexed ? Math.min(measured, proportional) : proportional;
+}

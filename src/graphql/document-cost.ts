@@ -20,7 +20,7 @@ import {
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE } from '../common/bounds';
 import { PAGE_FIELDS } from '../common/page-fields';
-import { COST } from '../common/query-cost';
+import { COST, substringCost } from '../common/query-cost';
 
 /** A document's operation with its coerced variables: what costing reads. */
 export interface CostedOperation {
@@ -35,31 +35,33 @@ type Data = Record<string, unknown>;
 
 /**
  * An operation's cost for one set of the variables costing reads: its requested cost, worked out
- * once, and each response's actual cost. The walk's shapes (fields, directives, leaves, page
- * arguments) are kept with it, so a response is measured by reading its data alone.
+ * once per catalogue size, and each response's actual cost. The walk's shapes (fields,
+ * directives, leaves, page arguments) are kept with it, so a response is measured by reading its
+ * data alone. `pets`, the catalogue's size, prices its substring filters (substringCost).
  */
 export class OperationCost {
   private readonly walk: CostWalk;
-  private requestedCost: number | undefined;
+  private requestedCost: { pets: number; cost: number } | undefined;
 
   constructor(costed: CostedOperation) {
     this.walk = new CostWalk(costed);
   }
 
   /** Before execution (docs/contract.md §5, src/common/query-cost.ts): every connection returns `first` items. */
-  requested(): number {
-    return (this.requestedCost ??= this.walk.operation(undefined));
+  requested(pets: number): number {
+    if (this.requestedCost?.pets !== pets) this.requestedCost = { pets, cost: this.walk.operation(undefined, pets) };
+    return this.requestedCost.cost;
   }
 
   /** What the executed operation cost: connections as many items as they returned, skipped fields nothing. */
-  actual(data: Data): number {
-    return this.walk.operation(data);
+  actual(data: Data, pets: number): number {
+    return this.walk.operation(data, pets);
   }
 }
 
-/** The cost of an operation before it runs. */
-export function requestedCost(costed: CostedOperation): number {
-  return new OperationCost(costed).requested();
+/** The cost of an operation before it runs, over a catalogue of `pets`. */
+export function requestedCost(costed: CostedOperation, pets: number): number {
+  return new OperationCost(costed).requested(pets);
 }
 
 /** A response key's fields: several when a document selects one key more than once, merged as execution merges them. */
@@ -89,7 +91,14 @@ interface ObjectField {
   own: number;
   kind: 'connection' | 'list' | 'object';
   /** A connection's arguments, read on first use. */
-  page?: { own: Cost; first: number };
+  page?: Page;
+}
+
+/** A connection's own cost and page size, and the statements its substring filter applies to. */
+interface Page {
+  own: Cost;
+  first: number;
+  substring?: { statements: number; indexed: boolean };
 }
 
 /** A selection on one type: its leaves' cost, and the fields that hold objects. */
@@ -106,12 +115,15 @@ interface Shape {
 class CostWalk {
   private readonly shapes = new Map<readonly SelectionSetNode[], Map<GraphQLObjectType, Shape>>();
   private readonly rootSets: readonly SelectionSetNode[];
+  /** The catalogue's size during the current walk: what a substring filter reads. */
+  private pets = 0;
 
   constructor(private readonly costed: CostedOperation) {
     this.rootSets = [costed.operation.selectionSet];
   }
 
-  operation(data: Data | undefined): number {
+  operation(data: Data | undefined, pets: number): number {
+    this.pets = pets;
     const { schema, operation } = this.costed;
     const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
     if (!root) return 0;
@@ -206,14 +218,14 @@ class CostWalk {
 
   /** 2, `first` times an item, and its count and substring filters for each of its statements. */
   private connection(object: ObjectField, value: unknown, executed: boolean, into: Cost): void {
-    const { own, first } = (object.page ??= this.pageOf(object));
+    const { own, first, substring } = (object.page ??= this.pageOf(object));
     into.response += own.response;
-    into.statements += own.statements;
+    into.statements += own.statements + (substring ? substring.statements * substringCost(this.pets, substring.indexed) : 0);
     if (!executed || (value !== null && value !== undefined)) this.selection(object.type, object.sets, value as Data | undefined, first, into);
   }
 
   /** A connection's own cost and page size, from its arguments and what it selects. */
-  private pageOf({ field, nodes, type, sets }: ObjectField): { own: Cost; first: number } {
+  private pageOf({ field, nodes, type, sets }: ObjectField): Page {
     // Only the arguments costing reads, whose variables are the ones a kept walk holds.
     const args = getArgumentValues({ ...field, args: field.args.filter((arg) => COSTED_ARGUMENTS.has(arg.name)) }, nodes[0], this.costed.variables);
     const selected = this.fieldsOf(type, sets).map(({ nodes: each }) => each[0].name.value);
@@ -221,9 +233,9 @@ class CostWalk {
     // A count alone runs no page statement: its filter is read once, not twice.
     const pages = !counts || selected.some((name) => PAGE_FIELDS.has(name));
     const filter = args.filter as { nameContains?: string | null } | null | undefined;
-    const substring = filter?.nameContains ? substringCost(filter.nameContains) * ((counts ? 1 : 0) + (pages ? 1 : 0)) : 0;
+    const substring = filter?.nameContains ? { statements: (counts ? 1 : 0) + (pages ? 1 : 0), indexed: TRIGRAM.test(filter.nameContains) } : undefined;
     const first = typeof args.first === 'number' ? Math.max(0, args.first) : DEFAULT_PAGE_SIZE;
-    return { own: { response: COST.CONNECTION, statements: (counts ? COST.COUNT : 0) + substring }, first };
+    return { own: { response: COST.CONNECTION, statements: counts ? COST.COUNT : 0 }, first, substring };
   }
 
   /** The fields selected on `type`, through fragments, without those that @skip or @include leave out. */
@@ -270,7 +282,6 @@ class CostWalk {
 
 /** pg_trgm's trigrams come from words: a text with no 3 letters or digits in a row has none to search by. */
 const TRIGRAM = /[\p{L}\p{N}]{3}/u;
-const substringCost = (text: string) => (TRIGRAM.test(text) ? COST.SUBSTRING : COST.UNINDEXED_SUBSTRING);
 
 /** A connection's arguments the cost reads (with the `if` of @skip and @include, the only inputs it reads). */
 export const COSTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'filter']);

@@ -35,8 +35,9 @@ const COSTS_PER_OPERATION = 64;
  * and tells the client what its operation cost: `extensions.cost { requested actual limit }`,
  * `actual` measured on the data it got. Apollo hands over the same parsed document for the same
  * query text, so the measures are kept with it and most requests cost little to check.
+ * `catalogueSize` says how many pets there are now, which prices substring filters.
  */
-export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema, maxCost: number): SharedRequestHooks<TContext> {
+export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema, maxCost: number, catalogueSize: () => number): SharedRequestHooks<TContext> {
   const measured = new WeakMap<OperationDefinitionNode, OperationLimits>();
   const limitsOf = (document: DocumentNode, operation: OperationDefinitionNode): OperationLimits => {
     let limits = measured.get(operation);
@@ -47,7 +48,7 @@ export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema,
     return limits;
   };
   // Each request's cost, from its check to its response; kept beside the request, not in a listener of its own.
-  const costs = new WeakMap<GraphQLRequest, { cost: OperationCost; requested: number }>();
+  const costs = new WeakMap<GraphQLRequest, { cost: OperationCost; requested: number; pets: number }>();
   return {
     async didResolveOperation({ document, operation, request }: GraphQLRequestContextDidResolveOperation<TContext>) {
       const { variables } = request;
@@ -62,17 +63,18 @@ export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema,
         cost = new OperationCost({ ...costed, variables: only(limits.costVariables, costed.variables) });
         if (limits.costs.size < COSTS_PER_OPERATION) limits.costs.set(key, cost);
       }
-      const requested = cost.requested();
-      costs.set(request, { cost, requested });
+      const pets = catalogueSize();
+      const requested = cost.requested(pets);
+      costs.set(request, { cost, requested, pets });
       refuseTooCostly(requested, maxCost);
     },
     // As GitHub's and Shopify's APIs do: the client sees what its query cost, refused or not.
     async willSendResponse({ request, response }) {
       const costed = costs.get(request);
       if (!costed || response.body.kind !== 'single') return;
-      const { cost, requested } = costed;
+      const { cost, requested, pets } = costed;
       const result = response.body.singleResult;
-      const actual = result.data ? cost.actual(result.data) : 0;
+      const actual = result.data ? cost.actual(result.data, pets) : 0;
       result.extensions = { ...result.extensions, cost: { requested, actual, limit: maxCost } };
     },
   };
@@ -147,17 +149,18 @@ export function operationDepth(document: DocumentNode, operation: OperationDefin
 
 /**
  * The same depth and cost limits, for an operation that does not pass through Apollo (a
- * subscription over WebSocket). Throws QUERY_TOO_COMPLEX or BAD_USER_INPUT.
+ * subscription over WebSocket, a trusted document at start-up), its substring filters priced over
+ * a catalogue of `pets`. Throws QUERY_TOO_COMPLEX or BAD_USER_INPUT.
  */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
   operation: OperationDefinitionNode,
   variables: Record<string, unknown>,
-  maxCost: number,
+  limits: { maxCost: number; pets: number },
 ): void {
   refuseTooDeep(operationDepth(document, operation));
-  refuseTooCostly(requestedCost(costedOperation(schema, operation, fragmentsOf(document), variables)), maxCost);
+  refuseTooCostly(requestedCost(costedOperation(schema, operation, fragmentsOf(document), variables), limits.pets), limits.maxCost);
 }
 
 function refuseTooDeep(depth: number): void {

@@ -41,6 +41,8 @@ export async function startGraphQLServer(
   schema: GraphQLSchema,
   config: Pick<Config, 'introspection' | 'maxQueryCost'>,
   logger: Logger,
+  /** How many pets there are now: substring filters are priced by it (query-limits.plugin.ts). */
+  catalogueSize: () => number,
   { apqCache, documentStore }: PersistedDocumentStores = {},
   compiled: CompiledQueries = compileQueries(schema),
 ): Promise<ApolloServer<Context>> {
@@ -73,7 +75,7 @@ export async function startGraphQLServer(
       // The gateway's own hooks, one listener for them all: each stage of a request costs one call.
       requestHooksPlugin([
         subscriptionRefusalHooks(),
-        queryLimitsHooks(schema, config.maxQueryCost),
+        queryLimitsHooks(schema, config.maxQueryCost, catalogueSize),
         textInputHooks(),
         httpStatusHooks(),
         cachePolicyHooks(),

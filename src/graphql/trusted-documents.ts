@@ -57,7 +57,8 @@ export class TrustedDocuments {
       if (invalid) throw refuse(`is not valid against the schema: ${invalid.message}`);
       for (const operation of operationsOf(document)) {
         try {
-          checkOperationLimits(schema, document, operation, sampleVariables(schema, operation), limits.maxCost);
+          // Refused here only when no catalogue would admit it: each request is priced at the catalogue's size then.
+          checkOperationLimits(schema, document, operation, sampleVariables(schema, operation), { maxCost: limits.maxCost, pets: 0 });
         } catch (error) {
           throw refuse(`is over a limit: ${(error as Error).message}`);
         }

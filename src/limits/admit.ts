@@ -8,7 +8,6 @@ import type { QuotedCaller } from './identity';
 import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
 import type { Quota } from './quota';
-import { RetryAfterHold } from './retry-after-hold';
 
 /** Where refusals are counted (the gateway's metrics). */
 export interface RefusalObserver {
@@ -18,8 +17,6 @@ export interface RefusalObserver {
 /** Where refusals and waits for an in-flight slot are counted. */
 export interface AdmissionObserver extends RefusalObserver {
   observeAdmissionWait(): void;
-  /** A request came before the Retry-After its identity was given, and waits it out. */
-  observeHeld(): void;
 }
 
 /**
@@ -35,10 +32,10 @@ export interface Admitted {
 const UNLIMITED: Admitted = Object.freeze({});
 
 /**
- * A client is held until its Retry-After, or shed by a busy event loop (low priorities only), only
- * once it has this many other requests on the instance: a crowd member keeping its bound in flight
- * is, a visitor reading one page at a time, a steady client that met one refusal, or a browser
- * page's first few parallel queries, is not.
+ * A client is shed by a busy event loop (low priorities only) only once it has this many other
+ * requests on the instance: a crowd member keeping its bound in flight is, a visitor reading one
+ * page at a time, a steady client that met one refusal, or a browser page's first few parallel
+ * queries, is not.
  */
 export const CROWDING_REQUESTS = 4;
 
@@ -57,8 +54,6 @@ export interface AdmitterOptions<C extends QuotedCaller> {
    * are shed (null: never); absent, none are shed for it.
    */
   loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
-  /** Whether the caller's requests sent before the Retry-After it was given wait until then (retry-after-hold.ts); absent, none do. */
-  holdUntilRetryAfter?: (caller: C) => boolean;
   banPauseMs?: number;
   /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
   limiting?: boolean;
@@ -75,78 +70,84 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
  * priority, or its event loop runs later than it keeps for that priority while the caller has
  * CROWDING_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
- * Retry-After 1, counting nothing.
- * First of all, a request sent before the Retry-After its identity was last given (`told`), by a
- * client of a held class with CROWDING_REQUESTS others on the instance, waits it out, holding
- * nothing, and such requests go on one at a time (retry-after-hold.ts).
+ * Retry-After 1, counting nothing. Nothing waits past the moment it can be decided: a request over
+ * a window or banned is answered at once (a ban's pause aside), whatever its client sent before.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
-  private readonly hold = new RetryAfterHold();
 
   constructor(private readonly options: AdmitterOptions<C>) {
     this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
   }
 
-  /** The identity was answered a refusal with Retry-After `seconds`: its requests before then wait. */
-  told(identity: string, seconds: number): void {
-    if (this.options.limiting !== false && this.options.holdUntilRetryAfter) this.hold.told(identity, seconds);
+  /**
+   * An HTTP request (GraphQL, REST): every step. Never rejects for a
+   * refusal: the answer says what to send. The request's in-flight slot is registered on `scope`
+   * as it is taken; a scope aborted while waiting gets `{}`.
+   */
+  admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
+    return this.pass(caller, identity, scope.trace, scope);
   }
 
   /**
-   * Never rejects for a refusal: the answer says what to send. The request's in-flight slot is
-   * registered on `scope` as it is taken; a scope aborted while waiting gets `{}`.
+   * A subscribe (over WebSocket or SSE), or a socket's invalid key: the same steps but the
+   * in-flight slot and the ban's pause, which a long-lived connection's own bounds replace.
    */
-  async admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
+  admitSubscribe(caller: C, identity: string, trace?: Trace): Promise<Admitted> {
+    return this.pass(caller, identity, trace);
+  }
+
+  /**
+   * The steps of every transport, in order: shed by priority, then (a request of its own, with
+   * its `request` scope) a slot among the identity's requests in flight, then the windows and the
+   * ban, all in the limiter's one decision.
+   */
+  private async pass(caller: C, identity: string, trace: Trace | undefined, request?: Scope): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
-    const held = this.options.holdUntilRetryAfter?.(caller) && this.crowding(identity) ? this.hold.enter(identity, scope) : undefined;
-    if (held) {
-      this.options.metrics.observeHeld();
-      if (!(await held)) return {};
+    const shed = this.shed(caller, identity);
+    if (shed) {
+      this.options.metrics.observeRefusal('shed', false);
+      return { refusal: shed };
     }
     const quota = this.options.quotaOf(caller);
-    // Shed before anything is spent on it: no slot, no look-up in the limiter's store.
-    const shedAt = this.options.shedAtOf?.(caller);
-    if (shedAt != null) {
-      const { running, waiting } = this.inFlight.totals();
-      if (running + waiting >= shedAt) {
-        this.options.metrics.observeRefusal('shed', false);
-        return { refusal: instanceBusy(running + waiting) };
-      }
-    }
-    const { loopDelay } = this.options;
-    const shedAtDelay = loopDelay?.shedAtOf(caller);
-    const lateMs = shedAtDelay == null ? 0 : loopDelay!.ms();
-    if (shedAtDelay != null && lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS) {
-      this.options.metrics.observeRefusal('shed', false);
-      return { refusal: instanceLagging(lateMs) };
-    }
-    if (admissionOf) {
+    if (request && admissionOf) {
       const admission = admissionOf(caller);
-      if (!(await this.inFlight.enter(identity, admission, scope))) {
-        if (scope.aborted) return {};
-        const { windows, reported, decidedAt } = await inTrace(scope.trace, () => limiter.peek(identity, quota));
+      if (!(await this.inFlight.enter(identity, admission, request))) {
+        if (request.aborted) return {};
+        const { windows, reported, decidedAt } = await inTrace(trace, () => limiter.peek(identity, quota));
         const refused = inFlightFull(admission.max);
         const decision: Refusal = { windows, reported, decidedAt, kind: 'limited', retryAfterSeconds: refused.retryAfterSeconds ?? 1 };
         this.options.metrics.observeRefusal('in-flight', false);
         return { decision, refusal: refused };
       }
     }
-    const decision = await inTrace(scope.trace, () => limiter.check(identity, quota));
+    const decision = await inTrace(trace, () => limiter.check(identity, quota));
     if (decision.kind === 'allowed') return { decision };
-    if (decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: scope.signal }).catch(() => undefined);
+    if (request && decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: request.signal }).catch(() => undefined);
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
-  /** Whether the identity's requests already wait in the hold, or it has CROWDING_REQUESTS on the instance. */
-  private crowding(identity: string): boolean {
-    return this.hold.heldOf(identity) > 0 || this.presentOf(identity) >= CROWDING_REQUESTS;
+  /**
+   * The refusal of a request the instance sheds for its priority, before anything is spent on it
+   * (no slot, no look-up in the limiter's store); undefined when it goes on.
+   */
+  private shed(caller: C, identity: string): ApiError | undefined {
+    const shedAt = this.options.shedAtOf?.(caller);
+    if (shedAt != null) {
+      const { running, waiting } = this.inFlight.totals();
+      if (running + waiting >= shedAt) return instanceBusy(running + waiting);
+    }
+    const { loopDelay } = this.options;
+    const shedAtDelay = loopDelay?.shedAtOf(caller);
+    if (shedAtDelay == null) return undefined;
+    const lateMs = loopDelay!.ms();
+    return lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS ? instanceLagging(lateMs) : undefined;
   }
 
-  /** The identity's other requests on this instance: running, queued for a slot, or held. */
+  /** The identity's other requests on this instance: running, or queued for a slot. */
   private presentOf(identity: string): number {
-    return this.inFlight.of(identity) + this.inFlight.waitingOf(identity) + this.hold.heldOf(identity);
+    return this.inFlight.of(identity) + this.inFlight.waitingOf(identity);
   }
 
   /**
@@ -161,17 +162,6 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   /** Requests holding an in-flight slot, and waiting for one, over every identity (for the metrics). */
   inFlightTotals(): { running: number; waiting: number } {
     return this.inFlight.totals();
-  }
-
-  /**
-   * Counts one request of a long-lived connection (a subscribe on a socket) against the windows:
-   * no in-flight slot, which the connection's own bounds replace, and no pause.
-   */
-  async count(caller: C, identity: string, trace?: Trace): Promise<Admitted> {
-    if (this.options.limiting === false) return UNLIMITED;
-    const decision = await inTrace(trace, () => this.options.limiter.check(identity, this.options.quotaOf(caller)));
-    if (decision.kind === 'allowed') return { decision };
-    return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };
   }
 
   /** When the identity's ban ends (epoch ms), or null: never banned while nothing is limited. */

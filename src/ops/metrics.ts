@@ -51,12 +51,6 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  private readonly held = new Counter({
-    name: 'petstore_retry_after_holds_total',
-    help: 'Requests sent before the Retry-After their client was given, held until then before admission.',
-    registers: [this.registry],
-  });
-
   private readonly reads = new Counter({
     name: 'petstore_db_reads_total',
     help: 'Read requests (query documents, REST GETs) with read replicas configured, by where their reads went: `replica`, or `primary` when no healthy replica had seen the caller’s last write.',
@@ -123,10 +117,6 @@ export class Metrics {
 
   observeAdmissionWait(): void {
     this.admissionWaits.inc();
-  }
-
-  observeHeld(): void {
-    this.held.inc();
   }
 
   observePublished(type: string): void {

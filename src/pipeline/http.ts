@@ -36,7 +36,7 @@ export interface HttpPipeline {
   explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
-  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS, with their own admission. */
+  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS; its subscribe passes the admitter's steps (Admitter.admitSubscribe). */
   stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope) => Promise<void> };
 }
 
@@ -89,8 +89,6 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (scope.aborted) return undefined;
-    // Whatever refuses it, here or later (its statements), the Retry-After it is told holds its next requests.
-    scope.defer(() => tellRetryAfter(p.admitter, identity, res));
     const admitted = await p.admitter.admit(caller, identity, scope);
     if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
@@ -167,13 +165,6 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
 function writeExplorer(res: ServerResponse, answer: ExplorerAnswer): void {
   res.setHeader('Cache-Control', answer.cacheControl);
   writeText(res, answer.status, answer.type, answer.body);
-}
-
-/** A refusal answered with Retry-After (429, 503, a ban's 403): the identity's requests before then are held (limits/retry-after-hold.ts). */
-function tellRetryAfter(admitter: Admitter<Caller>, identity: string, res: ServerResponse): void {
-  if (!res.writableFinished || (res.statusCode !== 429 && res.statusCode !== 503 && res.statusCode !== 403)) return;
-  const seconds = Number(res.getHeader('retry-after'));
-  if (seconds > 0) admitter.told(identity, seconds);
 }
 
 /** The commit position a client says it has seen (X-Read-After), or 400 when the header names none. */

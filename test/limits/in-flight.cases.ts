@@ -120,7 +120,7 @@ describe('InFlight', () => {
     store.hit = () => Promise.reject(new Error('the store did not answer'));
     const admitter = new Admitter({
       limiter: new RateLimiter(store, { threshold: 10, durationMs: 60_000 }),
-      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined, observeHeld: () => undefined },
+      metrics: { observeRefusal: () => undefined, observeAdmissionWait: () => undefined },
       logger: pino({ level: 'silent' }),
       quotaOf: () => ({ perMinute: 60, perDay: 1_000 }),
       admissionOf: () => ({ max: 1, queue: 1, waitMs: 1_000 }),
@@ -132,8 +132,8 @@ describe('InFlight', () => {
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('sheds by priority when the instance holds many requests in flight: anonymous first, then FREE, then paying plans, admin and ENTERPRISE never', async () => {
-    const observed: Observed = { refusals: [], held: 0 };
+  it('sheds by priority when the instance holds many requests in flight: anonymous first, then FREE, then paying plans, admin and ENTERPRISE never; a subscribe as a request', async () => {
+    const observed: Observed = { refusals: [] };
     const admitter = testAdmitter({ admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }), shedAtOf }, observed);
     const callers: [string, Who][] = [
       ['anonymous', anonymous('10.0.0.1')],
@@ -151,13 +151,16 @@ describe('InFlight', () => {
         expect((await admitter.admit(keyOf(Plan.ENTERPRISE, ApiKeyRole.ADMIN), 'key:filler', scope)).refusal).toBeUndefined();
         held.push(scope);
       }
-      return admittedNow(admitter, callers, { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
+      const shed = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+      const requests = await admittedNow(admitter, callers, shed);
+      expect(await admittedNow(admitter, callers, shed, 'subscribe')).toEqual(requests);
+      return requests;
     };
     expect(await admittedAt(INSTANCE_REQUESTS_IN_FLIGHT / 2 - 1)).toEqual(['anonymous', 'FREE', 'PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt(INSTANCE_REQUESTS_IN_FLIGHT / 2)).toEqual(['FREE', 'PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt((INSTANCE_REQUESTS_IN_FLIGHT * 3) / 4)).toEqual(['PRO', 'BUSINESS', 'ENTERPRISE', 'admin']);
     expect(await admittedAt((INSTANCE_REQUESTS_IN_FLIGHT * 9) / 10)).toEqual(['ENTERPRISE', 'admin']);
-    expect(observed.refusals).toEqual(Array(1 + 2 + 4).fill('shed'));
+    expect(observed.refusals).toEqual(Array(2 * (1 + 2 + 4)).fill('shed'));
     for (const scope of held) scope.end();
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });

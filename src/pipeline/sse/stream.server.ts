@@ -118,7 +118,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (unverified) {
       // An invalid key: counted against the address as an HTTP request is, then refused.
-      const counted = await admitter.count(caller, identity, scope.trace);
+      const counted = await admitter.admitSubscribe(caller, identity, scope.trace);
       if (counted.decision) writeRateLimitHeaders(res, counted.decision);
       throw counted.refusal ?? unverified;
     }

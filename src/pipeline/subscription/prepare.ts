@@ -91,7 +91,7 @@ export async function prepareSubscription(
   }
   const variableValues = request.variables ?? {};
   try {
-    checkOperationLimits(schema, document, operation, variableValues, steps.maxQueryCost);
+    checkOperationLimits(schema, document, operation, variableValues, { maxCost: steps.maxQueryCost, pets: services.database.catalogueSize.current() });
   } catch (error) {
     if (error instanceof ApiError) return [error];
     throw error;
@@ -109,7 +109,7 @@ export async function prepareSubscription(
     await inTrace(trace, () => services.live.slots.release(identity, slotId));
   };
   try {
-    const counted = await steps.admitter.count(caller, identity, trace);
+    const counted = await steps.admitter.admitSubscribe(caller, identity, trace);
     if (counted.decision) subscriber.counted?.(counted.decision);
     if (counted.refusal) {
       await release();

@@ -139,7 +139,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     try {
       const { caller, identity, unverified } = await deps.identify(clientAddress(request, config.trustProxy), presented);
       // An invalid key: counted against the address as an HTTP request is (a 429, then a ban), then refused.
-      if (unverified) throw (await admitter.count(caller, identity)).refusal ?? unverified;
+      if (unverified) throw (await admitter.admitSubscribe(caller, identity)).refusal ?? unverified;
       if ((await admitter.bannedUntil(identity)) !== null) return bannedCode(caller);
       return { id: randomUUID(), socket, caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
     } catch (error) {

@@ -14,20 +14,19 @@ export const anonymous = (address: string): Who => ({ kind: 'anonymous', address
 /** One key per plan and role; its quota is the admitter's `quotaOf`, not this. */
 export const keyOf = (plan: Plan, role = ApiKeyRole.CLIENT): Who => ({ kind: 'key', key: { id: `${plan}-${role}`, plan, role, quota: { perMinute: 1, perDay: 1 } } });
 
-/** What an admitter under test observed: its refusals by reason, and its holds. */
+/** What an admitter under test observed: its refusals by reason. */
 export interface Observed {
   refusals: string[];
-  held: number;
 }
 
 /**
  * An admitter on an in-memory limiter of its own, logging nothing, every caller's quota a
  * million requests unless `options` says otherwise; `observed` collects what its metrics are told.
  */
-export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observed: Observed = { refusals: [], held: 0 }): Admitter<Who> {
+export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observed: Observed = { refusals: [] }): Admitter<Who> {
   return new Admitter<Who>({
     limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }),
-    metrics: { observeRefusal: (reason) => observed.refusals.push(reason), observeAdmissionWait: () => undefined, observeHeld: () => (observed.held += 1) },
+    metrics: { observeRefusal: (reason) => observed.refusals.push(reason), observeAdmissionWait: () => undefined },
     logger: pino({ level: 'silent' }),
     quotaOf: () => ({ perMinute: 1_000_000, perDay: 1_000_000 }),
     ...options,
@@ -35,14 +34,14 @@ export function testAdmitter(options: Partial<AdmitterOptions<Who>> = {}, observ
 }
 
 /**
- * The names of `callers` admitted now, each asked once and its request ended at once; every
- * other one must have been refused as `refused` describes.
+ * The names of `callers` admitted now, each asked once (as an HTTP request, or as a subscribe)
+ * and its request ended at once; every other one must have been refused as `refused` describes.
  */
-export async function admittedNow(admitter: Admitter<Who>, callers: [string, Who][], refused: object): Promise<string[]> {
+export async function admittedNow(admitter: Admitter<Who>, callers: [string, Who][], refused: object, as: 'request' | 'subscribe' = 'request'): Promise<string[]> {
   const admitted: string[] = [];
   for (const [name, caller] of callers) {
     const scope = new Scope();
-    const { refusal } = await admitter.admit(caller, name, scope);
+    const { refusal } = await (as === 'request' ? admitter.admit(caller, name, scope) : admitter.admitSubscribe(caller, name));
     scope.end();
     if (!refusal) admitted.push(name);
     else expect(refusal).toMatchObject(refused);
