@@ -3,12 +3,9 @@ import './telemetry/start';
 // Before TypeORM loads: its drivers for other databases stay unread.
 import './db/postgres-driver-only';
 import 'reflect-metadata';
-import { originalStack } from './common/source-stack';
-import { ConfigError } from './config';
-import { DatabaseConnectError } from './db/connect-failure';
 import { startGateway } from './gateway';
-import { TrustedDocumentError } from './graphql/trusted-documents';
 import { flushLog } from './logger';
+import { startFailure } from './start-failure';
 import { stopTracing } from './telemetry';
 
 /** The process: start the gateway, say where it is, stop it gracefully on a signal. */
@@ -47,14 +44,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-}
-
-/** What an operator can fix is said in one line; anything else is a bug, shown with its stack. */
-function startFailure(error: unknown): unknown {
-  if (error instanceof ConfigError || error instanceof TrustedDocumentError) return `Configuration error: ${error.message}`;
-  if (error instanceof DatabaseConnectError) return error.message;
-  if (error instanceof Error && error.stack) error.stack = originalStack(error.stack);
-  return error;
 }
 
 main().catch((error: unknown) => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { lockDataDir } from './data-dir-lock';
 import { readEmbeddedTemplate } from './embedded-template';
 import { IN_MEMORY } from './in-memory';
 
@@ -23,14 +24,32 @@ export interface EmbeddedPostgres {
 /**
  * Serves PGlite on a loopback socket so that TypeORM reaches it through `pg`, exactly as it
  * reaches a real PostgreSQL: one code path, and transactions serialised by the single session.
+ * A directory is this process's alone while it runs (data-dir-lock.ts).
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
-  const inMemory = dataDir === IN_MEMORY;
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
-  const isNew = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
-  const loadDataDir = isNew ? readEmbeddedTemplate() : undefined;
-  return serveEmbedded(await PGlite.create({ dataDir: inMemory ? undefined : dataDir, loadDataDir, extensions: await embeddedExtensions() }));
+  if (dataDir === IN_MEMORY) {
+    return serveEmbedded(await PGlite.create({ loadDataDir: readEmbeddedTemplate(), extensions: await embeddedExtensions() }));
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const lock = lockDataDir(dataDir);
+  try {
+    // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
+    const loadDataDir = existsSync(join(dataDir, 'PG_VERSION')) ? undefined : readEmbeddedTemplate();
+    const served = await serveEmbedded(await PGlite.create({ dataDir, loadDataDir, extensions: await embeddedExtensions() }));
+    return {
+      url: served.url,
+      async stop() {
+        try {
+          await served.stop();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /** Serves a PGlite on a loopback port for `pg` to reach; stopping it closes the database too. */
