@@ -107,9 +107,9 @@ describe('startGateway with a database', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as AddressInfo;
     try {
-      await expect(startGateway({ env: { ...EMBEDDED, PORT: String(port) }, database, logger: silent })).rejects.toMatchObject({
-        code: 'EADDRINUSE',
-      });
+      await expect(startGateway({ env: { ...EMBEDDED, PORT: String(port) }, database, logger: silent })).rejects.toThrow(
+        `PORT: expected a port no other process listens on at 127.0.0.1 (stop that process, or set PORT to another; 0 picks a free one), got "${port}"`,
+      );
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }

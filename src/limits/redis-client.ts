@@ -93,3 +93,18 @@ export async function serving(redis: RedisConnection): Promise<boolean> {
   const answers = await Promise.all(masters.map((node) => node.cluster('INFO')));
   return masters.length > 0 && answers.every((info) => /cluster_state:ok/.test(info));
 }
+
+/** Where `topology` is, and the variable that says so, for a line an operator reads: never a password. */
+export function redisAddress(topology: RedisTopology): string {
+  const nodes = (list: { host: string; port: number }[]) => list.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(', ');
+  switch (topology.kind) {
+    case 'single': {
+      const { hostname, port } = new URL(topology.url);
+      return `${hostname || 'localhost'}:${port || '6379'} (REDIS_URL)`;
+    }
+    case 'cluster':
+      return `${nodes(topology.nodes)} (REDIS_CLUSTER_NODES)`;
+    case 'sentinel':
+      return `master "${topology.name}" through ${nodes(topology.sentinels)} (REDIS_SENTINELS)`;
+  }
+}
