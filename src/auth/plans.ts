@@ -203,7 +203,7 @@ export function shedAtLoopDelayOf(caller: PlannedCaller & ({ kind: 'key'; key: {
  * (limits/retry-after-hold.ts): anonymous clients and FREE keys, the classes a crowd is made of.
  * Paying plans and admin keys never: a paying client's backlog comes from a busy pool, not from
  * ignoring refusals, and held one at a time behind one refusal it would be answered about once a
- * Retry-After, every request after it later than its client waits (docs/performance.md, crowds).
+ * Retry-After, every request after it later than its client waits (docs/lab/crowds.md).
  */
 export function heldUntilRetryAfterOf(caller: PlannedCaller & ({ kind: 'key'; key: { role: ApiKeyRole } } | { kind: 'anonymous' })): boolean {
   return caller.kind === 'anonymous' || (caller.key.role !== ApiKeyRole.ADMIN && caller.key.plan === Plan.FREE);

@@ -12,7 +12,7 @@ export type RedisConnection = Redis | Cluster;
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
   // No Pipeline per tick: a request sends one command, and auto-pipelining's Pipeline and flush
-  // cost more CPU than the writes it saved (docs/performance.md, round 3). The limiter store
+  // cost more CPU than the writes it saved (docs/lab/round-3-cpu-and-memory.md). The limiter store
   // gathers a turn's hits into one write by corking the socket instead (gathered-writes.ts).
   enableAutoPipelining: false,
   connectTimeout: 250,
