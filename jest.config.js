@@ -23,7 +23,7 @@ module.exports = {
   // Two workers on a two-core machine: test files spend much of their time waiting on sockets.
   // `npm test` runs Node with --liftoff-only, which the workers inherit: PGlite's WebAssembly is
   // then never optimised in the background, which cost a test file more CPU than it saved, and
-  // a worker's peak memory is 100-190 MB lower (docs/performance.md, the suite's third pass).
+  // a worker's peak memory is 100-190 MB lower (docs/lab/test-suite.md, the suite's third pass).
   maxWorkers: 2,
   // A worker does not give back all a test file's gateways and PGlites took. Jest weighs only its
   // JavaScript heap, not the PGlite memories beside it, so the limit sits below what a surface's

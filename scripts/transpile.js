@@ -4,7 +4,7 @@
  * A file is transpiled on its own, with no type checking, in milliseconds where `tsc` takes
  * seconds for the whole program; `npm run lint` type-checks (tsc --noEmit).
  */
-const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
 const { basename, dirname, join, relative } = require('node:path');
 const { transformSync } = require('@swc/core');
 
@@ -47,10 +47,26 @@ function transpileSources(outDir) {
     const target = join(outDir, relative(ROOT, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(target), { recursive: true });
     const { code, map } = transform(readFileSync(file, 'utf8'), file, options);
-    writeFileSync(target, `${code}\n//# sourceMappingURL=${basename(target)}.map\n`);
-    writeFileSync(`${target}.map`, map);
+    writeIfChanged(`${target}.map`, map);
+    writeIfChanged(target, `${code}\n//# sourceMappingURL=${basename(target)}.map\n`);
   }
   return files.length;
+}
+
+/**
+ * Two `npm start` at once (two instances on one host) both build: a file that is already right is
+ * left alone, and a changed one is written whole under another name and renamed, so that a
+ * gateway starting beside a build never loads half a file.
+ */
+function writeIfChanged(path, content) {
+  try {
+    if (readFileSync(path, 'utf8') === content) return;
+  } catch {
+    // Not there yet.
+  }
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, content);
+  renameSync(partial, path);
 }
 
 module.exports = { swcOptions, transpile, transpileSources };

@@ -28,6 +28,7 @@ import { listenForChanges, listenOnEmbeddedSession } from './live/change-listene
 import { MemorySubscriptionSlots, RedisSubscriptionSlots } from './live/subscription-slots';
 import { RateLimiter } from './limits/limiter';
 import { createLimiterStore } from './limits/create-store';
+import type { StoreStatus } from './limits/limiter-store';
 import { healthRoutes } from './ops/health.routes';
 import { Metrics } from './ops/metrics';
 import { graphqlOverHttp } from './pipeline/graphql-http';
@@ -110,6 +111,8 @@ export interface App {
   databaseTurns: FairTurns;
   /** The instances sharing Redis as this one last saw them: from memory it admits a quota ÷ this. */
   instances(): number;
+  /** The limiter's store: in this process (`not configured`), Redis (`ok`), or memory while Redis is unreachable. */
+  limiterStatus(): 'not configured' | StoreStatus;
   /** Subscriptions over WebSocket: attach to the HTTP server that serves `listener`. */
   websockets: WebSocketGateway;
   /** Subscriptions over Server-Sent Events at /graphql/stream: ended on shutdown once HTTP requests drain. */
@@ -127,6 +130,7 @@ export async function createApp(
   const logger = withSafeErrors(givenLogger);
   const schema = await buildGatewaySchema();
   const limits = await createLimiterStore({ redis: config.redis, logger, prefix: config.redisKeyPrefix });
+  const limiterStatus = () => (limits.backend === 'memory' ? ('not configured' as const) : limits.store.status());
   const limiter = new RateLimiter(limits.store, { threshold: config.banThreshold, durationMs: config.banSeconds * 1000 });
   const metrics = new Metrics(dataSource);
   const hub = new ChangeHub(metrics);
@@ -188,7 +192,7 @@ export async function createApp(
         dataSource,
         replicas,
         metrics,
-        limiterStatus: () => (limits.backend === 'memory' ? 'not configured' : limits.store.status()),
+        limiterStatus,
       }),
       explorer: explorerRoutes(config.explorer),
       graphql: graphqlOverHttp({ apollo, prepared, registrations, logger, trusted }),
@@ -200,6 +204,7 @@ export async function createApp(
     databaseTime,
     databaseTurns: poolTurns,
     instances: () => limits.instances(),
+    limiterStatus,
     websockets,
     streams,
     async stop() {

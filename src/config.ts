@@ -496,3 +496,40 @@ export function loadConfig(env: Env = process.env): Config {
     trustedDocumentsOnly: trustedOnly(env, 'TRUSTED_DOCUMENTS_ONLY', trustedDocuments?.file),
   };
 }
+
+/**
+ * Variables set in `env` that look like a misspelling of one the gateway reads and that is unset
+ * (DATABSE_URL for DATABASE_URL): a typo would otherwise start the gateway on a default without a
+ * word. One line each, naming the variable probably meant.
+ */
+export function misspelledVariables(env: Env): string[] {
+  const known = new Set<string>(ENVIRONMENT_VARIABLES);
+  return Object.keys(env)
+    .filter((name) => !known.has(name) && env[name] !== undefined)
+    .flatMap((name) => {
+      const meant = ENVIRONMENT_VARIABLES.find((variable) => env[variable] === undefined && looksLike(name.toUpperCase(), variable));
+      return meant ? [`${name} is not a setting of the gateway and ${meant} is unset: did you mean ${meant}?`] : [];
+    });
+}
+
+/**
+ * At most one edit apart (a letter added, dropped, changed, or two swapped), two for names of
+ * ten letters or more: close enough to be a typo, far enough that HOME is not taken for HOST.
+ */
+function looksLike(name: string, variable: string): boolean {
+  const allowed = variable.length >= 10 ? 2 : 1;
+  return Math.abs(name.length - variable.length) <= allowed && editDistance(name, variable) <= allowed;
+}
+
+/** Damerau-Levenshtein distance (optimal string alignment): a swap of neighbours counts as one edit. */
+export function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const change = a[i - 1] === b[j - 1] ? 0 : 1;
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + change);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+    }
+  }
+  return rows[a.length][b.length];
+}

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, createApp, loadTrustedDocuments, type TestSwitches } from './app';
-import { type Config, loadConfig } from './config';
+import { type Config, ConfigError, loadConfig } from './config';
 import { type Database, openDatabase } from './db/database';
 import { embeddedAdminKey } from './db/embedded-admin-key';
 import { openReadReplicas } from './db/read-replicas';
@@ -111,12 +111,30 @@ const LISTEN_BACKLOG = 4_096;
 
 function listen(server: Server, { port, host }: Config): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: NodeJS.ErrnoException) => reject(listenFailure(error, port, host));
+    server.once('error', fail);
     server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
+}
+
+/** Why the server cannot listen, in terms of PORT or HOST and what to set them to; any other error as it is. */
+function listenFailure(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError('PORT', `a port no other process listens on at ${host} (stop that process, or set PORT to another; 0 picks a free one)`, String(port));
+    case 'EACCES':
+      return new ConfigError('PORT', 'a port this user may bind (ports below 1024 need privileges: set PORT to 1024 or above)', String(port));
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigError('HOST', 'a host name that resolves, or an IP address of this machine (0.0.0.0 for all of them)', host);
+    case 'EADDRNOTAVAIL':
+      return new ConfigError('HOST', 'an IP address of this machine (0.0.0.0 for all of them, 127.0.0.1 for this machine only)', host);
+    default:
+      return error;
+  }
 }
 
 /** The address a client uses: a wildcard address is reached as localhost. */

@@ -3,21 +3,28 @@ import './telemetry/start';
 // Before TypeORM loads: its drivers for other databases stay unread.
 import './db/postgres-driver-only';
 import 'reflect-metadata';
-import { originalStack } from './common/source-stack';
-import { ConfigError } from './config';
-import { DatabaseConnectError } from './db/connect-failure';
+import { misspelledVariables } from './config';
+import { databaseLocation } from './db/database-location';
 import { startGateway } from './gateway';
-import { TrustedDocumentError } from './graphql/trusted-documents';
+import { redisAddress } from './limits/redis-client';
 import { flushLog } from './logger';
+import { startFailure } from './start-failure';
 import { stopTracing } from './telemetry';
 
 /** The process: start the gateway, say where it is, stop it gracefully on a signal. */
 async function main(): Promise<void> {
+  for (const line of misspelledVariables(process.env)) console.error(`Warning: ${line}`);
   const gateway = await startGateway();
-  const { logger, generatedAdminKey, adminKeyFile } = gateway;
+  const { logger, generatedAdminKey, adminKeyFile, config } = gateway;
   const url = `${gateway.url}/graphql`;
-  logger.info({ url, database: gateway.database.embedded ? 'embedded PGlite' : 'PostgreSQL' }, 'gateway listening');
+  const database = databaseLocation(config);
+  logger.info({ url, database }, 'gateway listening');
   console.log(`\nPet Store gateway: ${url}`);
+  console.log(`Database: ${database}`);
+  if (config.redis && gateway.app.limiterStatus() === 'degraded') {
+    const where = redisAddress(config.redis);
+    console.error(`Warning: Redis at ${where} cannot be reached: rate limits and bans are per instance until it answers; is it running, and is the address right?`);
+  }
   if (generatedAdminKey) {
     const kept = adminKeyFile ? `kept in ${adminKeyFile} for the next start` : 'made for this run: the database is in memory';
     console.log(`Admin API key (${kept}; set ADMIN_API_KEY to choose one): ${generatedAdminKey}\n`);
@@ -47,14 +54,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-}
-
-/** What an operator can fix is said in one line; anything else is a bug, shown with its stack. */
-function startFailure(error: unknown): unknown {
-  if (error instanceof ConfigError || error instanceof TrustedDocumentError) return `Configuration error: ${error.message}`;
-  if (error instanceof DatabaseConnectError) return error.message;
-  if (error instanceof Error && error.stack) error.stack = originalStack(error.stack);
-  return error;
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,7 @@
-import { loadConfig } from '../src/config';
+import { resolve } from 'node:path';
+import { editDistance, loadConfig, misspelledVariables } from '../src/config';
+import { databaseLocation } from '../src/db/database-location';
+import { redisAddress } from '../src/limits/redis-client';
 
 describe('loadConfig', () => {
   it('gives the documented defaults', () => {
@@ -213,5 +216,36 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"$/],
   ])('stops on a wrong %s (%p), naming it and what it expects', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+});
+
+describe('misspelledVariables', () => {
+  it('names the variable probably meant for a near miss of an unset one', () => {
+    expect(misspelledVariables({ DATABSE_URL: 'postgres://db/petstore', LOGLEVEL: 'debug', redis_url: 'redis://r:6379' })).toEqual([
+      'DATABSE_URL is not a setting of the gateway and DATABASE_URL is unset: did you mean DATABASE_URL?',
+      'LOGLEVEL is not a setting of the gateway and LOG_LEVEL is unset: did you mean LOG_LEVEL?',
+      'redis_url is not a setting of the gateway and REDIS_URL is unset: did you mean REDIS_URL?',
+    ]);
+  });
+
+  it("leaves alone a machine's usual variables, and a near miss of a variable that is set", () => {
+    const usual = { HOME: '/root', PWD: '/', PATH: '/bin', TERM: 'xterm', HOSTNAME: 'box', NODE_OPTIONS: '', LANG: 'C', SHELL: '/bin/sh', USER: 'root', PGPORT: '5432' };
+    expect(misspelledVariables(usual)).toEqual([]);
+    expect(misspelledVariables({ DATABASE_URL: 'postgres://db/petstore', DATABASE_URI: 'postgres://db/petstore' })).toEqual([]);
+  });
+
+  it('counts a swap of two neighbouring letters as one edit', () => {
+    expect(editDistance('DATABSAE_URL', 'DATABASE_URL')).toBe(1);
+    expect(editDistance('HOME', 'HOST')).toBe(2);
+  });
+});
+
+describe('where the start-up lines say the database and Redis are', () => {
+  it('never with a password', () => {
+    expect(databaseLocation({ databaseUrl: 'postgres://app:secret@db.internal:6543/petstore', pgliteDataDir: '.data/pglite' })).toBe('PostgreSQL at db.internal:6543/petstore');
+    expect(databaseLocation({ databaseUrl: undefined, pgliteDataDir: 'memory://' })).toBe('embedded PGlite in memory (memory://)');
+    expect(databaseLocation({ databaseUrl: undefined, pgliteDataDir: '.data/pglite' })).toBe(`embedded PGlite at ${resolve('.data/pglite')}`);
+    expect(redisAddress({ kind: 'single', url: 'redis://:secret@cache.internal' })).toBe('cache.internal:6379 (REDIS_URL)');
+    expect(redisAddress({ kind: 'sentinel', name: 'main', sentinels: [{ host: 's1', port: 26379 }], tls: false })).toBe('master "main" through s1:26379 (REDIS_SENTINELS)');
   });
 });

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
-import { DOCUMENTS, readDocument, REPOSITORY_ROOT as root } from './helpers/docs';
+import { DOCUMENTS, LAB_NOTES, readDocument, REPOSITORY_ROOT as root } from './helpers/docs';
 
 /**
- * The README and the guides link to one another's sections; a section that moves changes its
+ * The README, the guides and the lab notes link to one another's sections; a section that moves changes its
  * anchor. Every relative link must name a file of the repository and, with `#…`, a heading in it.
  */
 
@@ -39,7 +39,7 @@ function links(file: string): { target: string; anchor?: string; text: string }[
     });
 }
 
-describe.each(DOCUMENTS)('the links of %s', (file) => {
+describe.each([...DOCUMENTS, ...LAB_NOTES])('the links of %s', (file) => {
   it('name files that exist and headings they have', () => {
     const broken = links(file).filter(({ target, anchor }) => {
       if (!existsSync(join(root, target))) return true;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +54,31 @@ describe('startGateway', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   });
+
+  it("keeps a new data directory its owner's alone: the directory 0700, every file in it 0600, while it runs and after", async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'gateway-modes-'));
+    const dataDir = join(parent, 'data');
+    try {
+      const gateway = await startGateway({ env: { ...EMBEDDED, PGLITE_DATA_DIR: dataDir }, logger: silent });
+      const whileRunning = modesUnder(dataDir);
+      await gateway.close();
+      for (const modes of [whileRunning, modesUnder(dataDir)]) {
+        expect(modes.size).toBeGreaterThan(100);
+        expect(modes.get(dataDir)).toBe(0o700);
+        expect([...modes].filter(([, mode]) => (mode & 0o077) !== 0)).toEqual([]);
+      }
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
 });
+
+/** The permission bits of `dir` and of everything under it, by path. */
+function modesUnder(dir: string): Map<string, number> {
+  const modes = new Map([[dir, statSync(dir).mode & 0o777]]);
+  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) modes.set(join(dir, name), statSync(join(dir, name)).mode & 0o777);
+  return modes;
+}
 
 // Given a database (made after the test above has closed its own, so that the two are never held at once).
 describe('startGateway with a database', () => {
@@ -83,9 +107,9 @@ describe('startGateway with a database', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as AddressInfo;
     try {
-      await expect(startGateway({ env: { ...EMBEDDED, PORT: String(port) }, database, logger: silent })).rejects.toMatchObject({
-        code: 'EADDRINUSE',
-      });
+      await expect(startGateway({ env: { ...EMBEDDED, PORT: String(port) }, database, logger: silent })).rejects.toThrow(
+        `PORT: expected a port no other process listens on at 127.0.0.1 (stop that process, or set PORT to another; 0 picks a free one), got "${port}"`,
+      );
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { loadConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { seedDemoCatalogue } from '../db/seed';
+import { startFailure } from '../start-failure';
 
 /** `npm run seed`: loads the demo catalogue into the configured database when it has none. */
 async function main(): Promise<void> {
@@ -15,6 +16,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(startFailure(error));
   process.exit(1);
 });

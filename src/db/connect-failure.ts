@@ -41,7 +41,8 @@ export function describeConnectFailure(error: unknown, url: string, variable = '
   return undefined;
 }
 
-function partsOf(url: string): { host: string; port: string; user: string; database: string } {
+/** Where `url` points, without its password; PostgreSQL's defaults where it says nothing. */
+export function partsOf(url: string): { host: string; port: string; user: string; database: string } {
   const parsed = new URL(url);
   return {
     host: parsed.hostname || 'localhost',

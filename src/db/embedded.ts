@@ -1,9 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { lockDataDir } from './data-dir-lock';
 import { readEmbeddedTemplate } from './embedded-template';
 import { IN_MEMORY } from './in-memory';
+import { restrictToOwner } from './owner-only';
 
 /**
  * The extensions the migrations create (pg_trgm: the pet-name search index), for every PGlite to
@@ -23,14 +25,36 @@ export interface EmbeddedPostgres {
 /**
  * Serves PGlite on a loopback socket so that TypeORM reaches it through `pg`, exactly as it
  * reaches a real PostgreSQL: one code path, and transactions serialised by the single session.
+ * A directory is this process's alone while it runs (data-dir-lock.ts), and its owner's alone
+ * on disk (owner-only.ts).
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
-  const inMemory = dataDir === IN_MEMORY;
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
-  const isNew = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
-  const loadDataDir = isNew ? readEmbeddedTemplate() : undefined;
-  return serveEmbedded(await PGlite.create({ dataDir: inMemory ? undefined : dataDir, loadDataDir, extensions: await embeddedExtensions() }));
+  if (dataDir === IN_MEMORY) {
+    return serveEmbedded(await PGlite.create({ loadDataDir: readEmbeddedTemplate(), extensions: await embeddedExtensions() }));
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const lock = lockDataDir(dataDir);
+  try {
+    // A new database starts as a copy of the migrated template, when there is one (embedded-template.ts).
+    const loadDataDir = existsSync(join(dataDir, 'PG_VERSION')) ? undefined : readEmbeddedTemplate();
+    const served = await serveEmbedded(await PGlite.create({ dataDir, loadDataDir, extensions: await embeddedExtensions() }));
+    restrictToOwner(dataDir);
+    return {
+      url: served.url,
+      async stop() {
+        try {
+          await served.stop();
+          restrictToOwner(dataDir);
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /** Serves a PGlite on a loopback port for `pg` to reach; stopping it closes the database too. */

@@ -4,7 +4,7 @@ import { FieldLimitStore } from './field-limit.store';
 import { InstanceCensus } from './instance-census';
 import type { LimiterStore, StoreStatus } from './limiter-store';
 import { MemoryLimiterStore } from './memory.store';
-import { createRedisClient, type RedisConnection, readyWithin } from './redis-client';
+import { createRedisClient, type RedisConnection, readyWithin, redisAddress } from './redis-client';
 import { RedisLimiterStore } from './redis.store';
 import { ResilientLimiterStore } from './resilient.store';
 
@@ -51,6 +51,7 @@ export async function createLimiterStore(options: LimiterStoreOptions): Promise<
   const store = new ResilientLimiterStore(new RedisLimiterStore(redis, `${prefix}:rl`), new MemoryLimiterStore(), redis, {
     logger: options.logger,
     instances: () => census.instances(),
+    address: redisAddress(options.redis),
   });
   const fieldStore = new FieldLimitStore({ redis, prefix: `${prefix}:fl`, useRedis: () => store.status() === 'ok' });
   return {

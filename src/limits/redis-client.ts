@@ -12,7 +12,7 @@ export type RedisConnection = Redis | Cluster;
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
   // No Pipeline per tick: a request sends one command, and auto-pipelining's Pipeline and flush
-  // cost more CPU than the writes it saved (docs/performance.md, round 3). The limiter store
+  // cost more CPU than the writes it saved (docs/lab/round-3-cpu-and-memory.md). The limiter store
   // gathers a turn's hits into one write by corking the socket instead (gathered-writes.ts).
   enableAutoPipelining: false,
   connectTimeout: 250,
@@ -92,4 +92,19 @@ export async function serving(redis: RedisConnection): Promise<boolean> {
   const masters = redis.nodes('master');
   const answers = await Promise.all(masters.map((node) => node.cluster('INFO')));
   return masters.length > 0 && answers.every((info) => /cluster_state:ok/.test(info));
+}
+
+/** Where `topology` is, and the variable that says so, for a line an operator reads: never a password. */
+export function redisAddress(topology: RedisTopology): string {
+  const nodes = (list: { host: string; port: number }[]) => list.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(', ');
+  switch (topology.kind) {
+    case 'single': {
+      const { hostname, port } = new URL(topology.url);
+      return `${hostname || 'localhost'}:${port || '6379'} (REDIS_URL)`;
+    }
+    case 'cluster':
+      return `${nodes(topology.nodes)} (REDIS_CLUSTER_NODES)`;
+    case 'sentinel':
+      return `master "${topology.name}" through ${nodes(topology.sentinels)} (REDIS_SENTINELS)`;
+  }
 }

@@ -13,6 +13,8 @@ export interface ResilientOptions {
   probeEveryMs?: number;
   /** The instances sharing this Redis as last seen: from memory, each admits its share of a quota. */
   instances?: () => number;
+  /** Where Redis is (redisAddress), for the outage's log line. */
+  address?: string;
 }
 
 /** Where a call was answered: each is told what its store answered. */
@@ -58,6 +60,7 @@ export class ResilientLimiterStore implements LimiterStore {
   private readonly timeoutMs: number;
   /** Made once: every request's Redis call would build it again otherwise. */
   private readonly timeoutMessage: string;
+  private readonly address?: string;
   private readonly probeEveryMs: number;
   private readonly instances: () => number;
   private readonly lastRedis: LastRedisWindows;
@@ -75,6 +78,7 @@ export class ResilientLimiterStore implements LimiterStore {
     this.timeoutMessage = `expected Redis to answer within ${this.timeoutMs} ms, got no answer`;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
     this.instances = options.instances ?? (() => 1);
+    this.address = options.address;
     this.lastRedis = new LastRedisWindows();
     this.state = 'ok';
     redis.on('ready', this.onReady);
@@ -182,8 +186,8 @@ export class ResilientLimiterStore implements LimiterStore {
     if (this.state === 'degraded') return;
     this.state = 'degraded';
     this.logger.warn(
-      { err: error instanceof Error ? error.message : String(error) },
-      'Redis is unreachable: rate limits and bans are now per instance, from memory',
+      { err: error instanceof Error ? error.message : String(error), redis: this.address },
+      `${this.address ? `Redis at ${this.address}` : 'Redis'} is unreachable: rate limits and bans are now per instance, from memory`,
     );
     this.probe = setInterval(() => void this.ping(), this.probeEveryMs);
     this.probe.unref();

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describeConnectFailure } from '../../src/db/connect-failure';
 import { withDatabase } from '../helpers/database';
 import { completion, GatewayProgram } from '../helpers/gateway-process';
+import { describeWhen } from '../helpers/services';
 
 const URL_OF_MISSING = 'postgres://app:secret@db.internal:6543/petstore';
 
@@ -28,7 +29,7 @@ describe('describeConnectFailure', () => {
   });
 });
 
-const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+const withPostgres = describeWhen(!process.env.DATABASE_URL && 'DATABASE_URL (services mode)');
 
 withPostgres('npm start on a DATABASE_URL whose database does not exist', () => {
   let program: GatewayProgram;

@@ -6,6 +6,7 @@ import { completion, GatewayProgram, type GatewayProcess, listeningUrl } from '.
 import { postgresBinDir, type PostgresCluster, startPostgresCluster } from '../helpers/postgres-cluster';
 import { redisServer, redisServerInstalled, type RedisServer } from '../helpers/redis-server';
 import { type Answer, byStatus, SteadyLoad } from '../helpers/steady-load';
+import { describeWhen } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -15,7 +16,9 @@ import { waitFor } from '../helpers/wait';
  * instance answers 200 again within RECOVERY_MS of the server's return.
  */
 const binDir = postgresBinDir();
-const withServers = binDir && redisServerInstalled() ? describe : describe.skip;
+const withServers = describeWhen(
+  (!binDir && "PostgreSQL's server binaries (apt-get install postgresql, or PG_BIN)") || (!redisServerInstalled() && 'redis-server (apt-get install redis-server)'),
+);
 
 const RECOVERY_MS = 5_000;
 /** A ceiling for a broken run, never a measurement. */

@@ -13,6 +13,12 @@ export const DOCUMENTS = [
     .map((name) => `docs/${name}`),
 ];
 
+/** The lab notes behind docs/performance.md, one file per round or subject. */
+export const LAB_NOTES = readdirSync(join(REPOSITORY_ROOT, 'docs', 'lab'))
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => `docs/lab/${name}`);
+
 export const readDocument = (path: string) => readFileSync(join(REPOSITORY_ROOT, path), 'utf8');
 
 /** The fenced blocks of one language (```sh, ```graphql) in a document, in order, each with the file it is in. */

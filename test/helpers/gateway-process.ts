@@ -37,10 +37,15 @@ export class GatewayProgram {
    * default to answer its own first connection, which no test here is about.
    */
   start(env: NodeJS.ProcessEnv): GatewayProcess {
+    return this.run('src/main.ts', env);
+  }
+
+  /** Starts another of the project's programs (`src/cli/seed.ts`, say) the same way. */
+  run(source: string, env: NodeJS.ProcessEnv): GatewayProcess {
     const base: NodeJS.ProcessEnv = { ...process.env, DATABASE_CONNECT_TIMEOUT_MS: '30000' };
     delete base.DATABASE_URL;
     delete base.REDIS_URL;
-    return spawn(process.execPath, [...V8_FLAGS, join(this.outDir, 'src', 'main.js')], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(process.execPath, [...V8_FLAGS, this.transpiled(source)], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   /** Where the transpiled `source` (a path in the project, such as `src/main.ts`) is. */

@@ -2,6 +2,7 @@ import { type Database, openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/in-memory';
 import type { TestDatabase } from './database';
 import { type PgBouncer, pgbouncerBinary } from './pgbouncer-server';
+import { describeWhen } from './services';
 
 export { type PgBouncer, startPgBouncer } from './pgbouncer-server';
 
@@ -9,7 +10,9 @@ export { type PgBouncer, startPgBouncer } from './pgbouncer-server';
  * Suites behind a real PgBouncer: services mode (DATABASE_URL) with the binary installed
  * (.ci/run installs it). Elsewhere they show as skipped, never vanish.
  */
-export const withPgBouncer = process.env.DATABASE_URL && pgbouncerBinary() ? describe : describe.skip;
+export const withPgBouncer = describeWhen(
+  (!process.env.DATABASE_URL && 'DATABASE_URL (services mode) and pgbouncer') || (!pgbouncerBinary() && 'pgbouncer (apt-get install pgbouncer)'),
+);
 
 /** The name of the database a postgres:// URL points at. */
 export const databaseOf = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));

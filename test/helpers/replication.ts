@@ -6,6 +6,7 @@ import { parseLsn } from '../../src/sql/lsn';
 import { startTestApp, type TestApp } from './app';
 import type { TestDatabase } from './database';
 import { postgresBinDir, type PostgresCluster, startPostgresCluster, startStandby } from './postgres-cluster';
+import { describeWhen } from './services';
 import { waitFor } from './wait';
 
 /**
@@ -13,7 +14,7 @@ import { waitFor } from './wait';
  * server's binaries (PG_BIN, or the newest under /usr/lib/postgresql); embedded, these suites show
  * as skipped. Without the binaries in services mode they fail, saying so.
  */
-export const withReplication = process.env.DATABASE_URL ? describe : describe.skip;
+export const withReplication = describeWhen(!process.env.DATABASE_URL && 'DATABASE_URL (services mode: it starts a primary and a replica of its own)');
 
 /** What the replica is kept behind by (recovery_min_apply_delay). */
 export const APPLY_DELAY_MS = 500;

@@ -8,6 +8,7 @@ import { LastRedisWindows } from '../../src/limits/last-redis-windows';
 import { RedisLimiterStore } from '../../src/limits/redis.store';
 import { windowsFor } from '../../src/limits/window';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
+import { describeWhen } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
 import { type RedisServer, redisServer, redisServerInstalled } from '../helpers/redis-server';
 import { printFigure } from '../helpers/figures';
@@ -32,7 +33,7 @@ async function sharedRemaining(url: string, prefix: string, identity: string): P
   }
 }
 
-const withOwnRedis = redisServerInstalled() ? describe : describe.skip;
+const withOwnRedis = describeWhen(!redisServerInstalled() && 'redis-server (apt-get install redis-server)');
 
 interface Rig {
   prefix: string;
