@@ -16,7 +16,6 @@ import { createStreamGateway, type StreamGateway } from './pipeline/sse/stream.s
 import { createWebSocketGateway, type LiveTimings, type WebSocketGateway } from './pipeline/ws/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { explorerRoutes } from './graphql/explorer/explorer.routes';
-import { compileQueries } from './graphql/compiled-queries';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
 import { type Logger, withSafeErrors } from './logger';
@@ -136,9 +135,7 @@ export async function createApp(
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
-  const compiled = compileQueries(schema);
-  metrics.watchCompiledQueries(() => compiled.held());
-  const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() }, compiled);
+  const apollo = await startGraphQLServer(schema, config, logger, { apqCache, documentStore: prepared.store() });
   const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)

@@ -14,7 +14,6 @@ import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
 import { landingPagePlugin } from './explorer/landing-page.plugin';
 import { createErrorFormatter } from '../format-error';
 import { cachePolicyHooks } from './cache-policy.plugin';
-import { type CompiledQueries, compiledQueriesGateway, compileQueries } from './compiled-queries';
 import { httpStatusHooks } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsHooks } from './query-limits.plugin';
@@ -42,12 +41,11 @@ export async function startGraphQLServer(
   config: Pick<Config, 'introspection' | 'maxQueryCost' | 'explorer'>,
   logger: Logger,
   { apqCache, documentStore }: PersistedDocumentStores = {},
-  compiled: CompiledQueries = compileQueries(schema),
 ): Promise<ApolloServer<Context>> {
   shareArgumentsOfArgumentFreeFields();
   const server = new ApolloServer<Context>({
-    // The schema, with its queries run by compiled code (compiled-queries.ts).
-    gateway: compiledQueriesGateway(compiled, schema),
+    // Executed by graphql-js, Apollo's own executor: the one path every answer takes.
+    schema,
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
     persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
     ...(documentStore ? { documentStore } : {}),
