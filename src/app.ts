@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
@@ -166,9 +167,10 @@ export async function createApp(
   metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted, timings });
+  const validate = (document: DocumentNode) => prepared.validate(document);
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, validate, trusted, timings });
   const { admission, delivery } = websockets;
-  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, trusted, timings });
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, validate, trusted, timings });
 
   return {
     listener: httpPipeline({
