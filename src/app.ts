@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
 import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
@@ -16,7 +17,6 @@ import { createStreamGateway, type StreamGateway } from './pipeline/sse/stream.s
 import { createWebSocketGateway, type LiveTimings, type WebSocketGateway } from './pipeline/ws/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
 import { explorerRoutes } from './graphql/explorer/explorer.routes';
-import { compileQueries } from './graphql/compiled-queries';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
 import { type Logger, withSafeErrors } from './logger';
@@ -142,10 +142,8 @@ export async function createApp(
   const prepared = new PreparedDocuments(schema, extraValidationRules(config), !config.introspection, documents);
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
-  const compiled = compileQueries(schema);
-  metrics.watchCompiledQueries(() => compiled.held());
   const catalogueSize = () => services.database.catalogueSize.current();
-  const apollo = await startGraphQLServer(schema, config, logger, catalogueSize, { apqCache, documentStore: prepared.store() }, compiled);
+  const apollo = await startGraphQLServer(schema, config, logger, catalogueSize, { apqCache, documentStore: prepared.store() });
   const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
   const listener = embeddedDatabase
     ? await listenOnEmbeddedSession(dataSource, onChange)
@@ -175,9 +173,10 @@ export async function createApp(
   metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, trusted, timings });
+  const validate = (document: DocumentNode) => prepared.validate(document);
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, validate, trusted, timings });
   const { admission, delivery } = websockets;
-  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, trusted, timings });
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, validate, trusted, timings });
 
   return {
     listener: httpPipeline({

@@ -1,4 +1,5 @@
 import { ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { isCursor } from './cursor';
 
 /** Validate the field only when the client sent it; an explicit null is still checked. */
 export const WhenPresent = () => ValidateIf((_object, value) => value !== undefined);
@@ -45,4 +46,31 @@ export function TrimmedLength(min: number, max: number, options?: ValidationOpti
     },
     options,
   );
+}
+
+/** A page size from 1 to `max`: one message, whatever is wrong with the value (null included). */
+export function PageSize(max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'pageSize',
+    validator: {
+      validate: (value: unknown) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= max,
+      defaultMessage: (args) => {
+        const value: unknown = args?.value;
+        if (typeof value === 'number' && value < 1) return `${args?.property} must be at least 1`;
+        if (typeof value === 'number' && value > max) return `${args?.property} must be at most ${max}`;
+        return `${args?.property} must be a number from 1 to ${max}, got ${JSON.stringify(value)}`;
+      },
+    },
+  });
+}
+
+/** A cursor from a previous page, checked with the arguments: refused whatever the query selects. */
+export function Cursor(): PropertyDecorator {
+  return ValidateBy({
+    name: 'cursor',
+    validator: {
+      validate: (value: unknown) => value === null || value === undefined || (typeof value === 'string' && isCursor(value)),
+      defaultMessage: (args) => `Expected ${args?.property} to be a cursor from a previous page, got ${JSON.stringify(String(args?.value).slice(0, 40))}`,
+    },
+  });
 }

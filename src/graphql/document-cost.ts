@@ -4,6 +4,7 @@ import {
   getArgumentValues,
   getDirectiveValues,
   getNamedType,
+  GraphQLError,
   GraphQLIncludeDirective,
   type GraphQLObjectType,
   GraphQLSkipDirective,
@@ -227,7 +228,7 @@ class CostWalk {
   /** A connection's own cost and page size, from its arguments and what it selects. */
   private pageOf({ field, nodes, type, sets }: ObjectField): Page {
     // Only the arguments costing reads, whose variables are the ones a kept walk holds.
-    const args = getArgumentValues({ ...field, args: field.args.filter((arg) => COSTED_ARGUMENTS.has(arg.name)) }, nodes[0], this.costed.variables);
+    const args = requestValues(() => getArgumentValues({ ...field, args: field.args.filter((arg) => COSTED_ARGUMENTS.has(arg.name)) }, nodes[0], this.costed.variables));
     const selected = this.fieldsOf(type, sets).map(({ nodes: each }) => each[0].name.value);
     const counts = selected.some((name) => COUNT_FIELDS.has(name));
     // A count alone runs no page statement: its filter is read once, not twice.
@@ -266,9 +267,9 @@ class CostWalk {
 
   private included(node: FieldNode | { directives?: FieldNode['directives'] }): boolean {
     const { variables } = this.costed;
-    const skip = getDirectiveValues(GraphQLSkipDirective, node, variables);
+    const skip = requestValues(() => getDirectiveValues(GraphQLSkipDirective, node, variables));
     if (skip?.if === true) return false;
-    const include = getDirectiveValues(GraphQLIncludeDirective, node, variables);
+    const include = requestValues(() => getDirectiveValues(GraphQLIncludeDirective, node, variables));
     return include?.if !== false;
   }
 
@@ -277,6 +278,19 @@ class CostWalk {
     if (condition === undefined || condition === type.name) return true;
     const named = this.costed.schema.getType(condition);
     return named !== undefined && named !== null && !isObjectType(named);
+  }
+}
+
+/**
+ * Arguments as graphql-js coerces them for execution. Its refusal (a null for `if: Boolean!`, say)
+ * is a value the request gave: BAD_USER_INPUT, with graphql-js's message and location.
+ */
+function requestValues<T>(coerce: () => T): T {
+  try {
+    return coerce();
+  } catch (error) {
+    if (!(error instanceof GraphQLError)) throw error;
+    throw new GraphQLError(error.message, { nodes: error.nodes, originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } });
   }
 }
 

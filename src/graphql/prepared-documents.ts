@@ -85,9 +85,21 @@ export class PreparedDocuments {
     }
     const checked = withoutConditionalSubscriptionRoots(withoutRepeatedSelections(document));
     if (checked === document) return void this.plain.set(plainKey, true);
+    const errors = this.validate(document, checked);
+    if (errors.length === 0) this.prepared.set(key, document);
+    return errors;
+  }
+
+  /**
+   * The validation of every transport: HTTP's (Apollo's, given the same rules and suggestion
+   * hiding, and this for the documents prepared here), and the subscriptions' over WebSocket and
+   * SSE. graphql-js's rules and the gateway's, no "Did you mean" without introspection, and
+   * Apollo's bound on recursive selections of the document as sent; `checked` is the form
+   * validated (repeats left out, which graphql-js cannot validate as sent).
+   */
+  validate(document: DocumentNode, checked = withoutRepeatedSelections(document)): GraphQLError[] {
     const errors = [...validate(this.schema, checked, this.rules, { hideSuggestions: this.hideSuggestions })];
     if (errors.length === 0) errors.push(...tooManyRecursiveSelections(document, MAX_RECURSIVE_SELECTIONS));
-    if (errors.length === 0) this.prepared.set(key, document);
     return errors;
   }
 }

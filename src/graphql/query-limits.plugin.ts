@@ -55,7 +55,10 @@ export function queryLimitsHooks<TContext extends object>(schema: GraphQLSchema,
       if (!operation) return; // Apollo has already refused the request
       const limits = limitsOf(document, operation);
       refuseTooDeep(limits.depth);
-      const costed = costedOperation(schema, operation, limits.fragments, variables ?? {});
+      const { coerced, errors } = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
+      // Nothing runs then: graphql-js refuses the variables itself, each error with its location.
+      if (errors) return;
+      const costed = { schema, operation, fragments: limits.fragments, variables: coerced };
       const key = limits.costVariables.map((name) => JSON.stringify(variables?.[name])).join();
       let cost = limits.costs.get(key);
       if (cost === undefined) {

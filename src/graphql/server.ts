@@ -14,7 +14,6 @@ import { APQ_TTL_SECONDS } from './apq-cache';
 import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
 import { createErrorFormatter } from '../format-error';
 import { cachePolicyHooks } from './cache-policy.plugin';
-import { type CompiledQueries, compiledQueriesGateway, compileQueries } from './compiled-queries';
 import { httpStatusHooks } from './http-status.plugin';
 import { noIntrospection } from './no-introspection.rule';
 import { queryLimitsHooks } from './query-limits.plugin';
@@ -44,12 +43,11 @@ export async function startGraphQLServer(
   /** How many pets there are now: substring filters are priced by it (query-limits.plugin.ts). */
   catalogueSize: () => number,
   { apqCache, documentStore }: PersistedDocumentStores = {},
-  compiled: CompiledQueries = compileQueries(schema),
 ): Promise<ApolloServer<Context>> {
   shareArgumentsOfArgumentFreeFields();
   const server = new ApolloServer<Context>({
-    // The schema, with its queries run by compiled code (compiled-queries.ts).
-    gateway: compiledQueriesGateway(compiled, schema),
+    // Executed by graphql-js, Apollo's own executor: the one path every answer takes.
+    schema,
     // Apollo's automatic persisted queries (docs/contract.md §8); without a cache, in this process's memory.
     persistedQueries: { ttl: APQ_TTL_SECONDS, ...(apqCache ? { cache: apqCache } : {}) },
     ...(documentStore ? { documentStore } : {}),

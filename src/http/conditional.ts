@@ -66,7 +66,8 @@ function addVary(res: ServerResponse, names: readonly string[]): void {
 /**
  * Writes a 200 answer with its validator (ETag, Cache-Control, Vary), or, when the request's
  * If-None-Match holds its tag, `304 Not Modified` with the same validator and no body, after
- * `notModified` has given back the request's count. Only for successful answers of safe GETs.
+ * `notModified` has given back the request's count (not for `If-None-Match: *`, which counts as a
+ * 200 does; docs/contract.md §10). Only for successful answers of safe GETs.
  */
 export async function writeCacheable(res: ServerResponse, answer: Cacheable, notModified: NotModifiedHook): Promise<void> {
   const tagged = answer.tagged ?? {};
@@ -75,8 +76,10 @@ export async function writeCacheable(res: ServerResponse, answer: Cacheable, not
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', answer.cacheControl);
   addVary(res, ['X-API-Key', ...(answer.vary ?? [])]);
-  if (noneMatchHits(res.req?.headers['if-none-match'], etag)) {
-    await notModified();
+  const ifNoneMatch = res.req?.headers['if-none-match'];
+  if (noneMatchHits(ifNoneMatch, etag)) {
+    // `*` matches whatever the answer is: refunded, it would let a client run any query uncounted.
+    if (ifNoneMatch?.trim() !== '*') await notModified();
     res.removeHeader('Content-Type');
     res.removeHeader('Content-Length');
     res.statusCode = 304;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { type Failure, failureBody } from '../format-error';
 import type { Decision } from '../limits/limiter';
+import { endResponse } from './lingering-close';
 import { rateLimitHeaders } from '../limits/rate-limit-headers';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -25,7 +26,7 @@ export function writeJson(res: ServerResponse, status: number, value: unknown): 
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(res.req?.method === 'HEAD' ? undefined : text);
+  endResponse(res, res.req?.method === 'HEAD' ? undefined : text);
 }
 
 /**

@@ -35,6 +35,8 @@ export interface LimiterStore {
    * Gives back one request counted in each of `counted` (the windows as a hit reported them), in
    * each still in the same run (same reset time) and above zero; the windows as they then stand.
    * A window that freed or restarted since keeps its count: the request was not counted there.
+   * Each window gives back at most its limit in one run (an identity's per-minute quota a minute,
+   * docs/contract.md §10); once one of them has, nothing is given back and the request counts.
    */
   refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]>;
   /** The windows as they stand, counting nothing. */

@@ -7,6 +7,8 @@ import { refusingWindow, type WindowSpec, type WindowState, windowState } from '
 interface Counter {
   count: number;
   resetAt: number;
+  /** Requests given back in this run of the window (a window's, not the refusals' counter). */
+  refunded?: number;
 }
 
 interface Entry {
@@ -63,7 +65,7 @@ export class MemoryLimiterStore implements LimiterStore {
       for (const state of windows) {
         const counter = entry.windows[state.name];
         const running = counter !== undefined && counter.resetAt > now;
-        entry.windows[state.name] = { count: running ? counter.count + 1 : 1, resetAt: state.resetAt };
+        entry.windows[state.name] = running ? { ...counter, count: counter.count + 1 } : { count: 1, resetAt: state.resetAt };
         state.remaining -= 1;
         entry.expiresAt = Math.max(entry.expiresAt, state.resetAt);
       }
@@ -89,9 +91,16 @@ export class MemoryLimiterStore implements LimiterStore {
   async refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
     const entry = this.entries.get(identity);
     if (!entry) return counted.map((spec) => windowState(spec, 0, null, now));
-    for (const window of counted) {
+    const running = counted.flatMap((window) => {
       const counter = entry.windows[window.name];
-      if (counter !== undefined && counter.resetAt === window.resetAt && counter.resetAt > now && counter.count > 0) counter.count -= 1;
+      return counter !== undefined && counter.resetAt === window.resetAt && counter.resetAt > now && counter.count > 0 ? [{ counter, limit: window.limit }] : [];
+    });
+    // All or nothing: a window that has given back its limit in this run gives back no more, and then neither does the other.
+    if (running.every(({ counter, limit }) => (counter.refunded ?? 0) < limit)) {
+      for (const { counter } of running) {
+        counter.count -= 1;
+        counter.refunded = (counter.refunded ?? 0) + 1;
+      }
     }
     return this.states(entry, counted, now);
   }

@@ -62,6 +62,7 @@ if refusing == 0 then
       resets[i] = now + tonumber(ARGV[3 + 2 * i])
       counts[i] = 1
       redis.call('HSET', KEYS[i], 'count', 1, 'reset', int(resets[i]))
+      redis.call('HDEL', KEYS[i], 'refunded')
       redis.call('PEXPIRE', KEYS[i], int(resets[i] - now))
     else
       counts[i] = redis.call('HINCRBY', KEYS[i], 'count', 1)
@@ -109,20 +110,29 @@ return out
 
 /**
  * KEYS: one hash per window. ARGV: now, then the reset each window had when the request was
- * counted. Takes one off each window still in that run and above zero. Reply: count and reset
- * of each afterwards (0, 0 when absent), as PEEK_SCRIPT's.
+ * counted, then each window's limit. Takes one off each window still in that run and above zero,
+ * unless one of them has already given back its limit in this run (docs/contract.md §10): then
+ * none does. Reply: count and reset of each afterwards (0, 0 when absent), as PEEK_SCRIPT's.
  */
 export const REFUND_SCRIPT = `
 local now = tonumber(ARGV[1])
+local n = #KEYS
+local counts, resets, running = {}, {}, {}
+local granted = true
+for i = 1, n do
+  local stored = redis.call('HMGET', KEYS[i], 'count', 'reset', 'refunded')
+  counts[i], resets[i] = tonumber(stored[1]) or 0, tonumber(stored[2]) or 0
+  running[i] = resets[i] > now and resets[i] == tonumber(ARGV[1 + i]) and counts[i] > 0
+  if running[i] and (tonumber(stored[3]) or 0) >= tonumber(ARGV[1 + n + i]) then granted = false end
+end
 local out = {}
-for i = 1, #KEYS do
-  local stored = redis.call('HMGET', KEYS[i], 'count', 'reset')
-  local count, reset = tonumber(stored[1]) or 0, tonumber(stored[2]) or 0
-  if reset > now and reset == tonumber(ARGV[1 + i]) and count > 0 then
-    count = redis.call('HINCRBY', KEYS[i], 'count', -1)
+for i = 1, n do
+  if granted and running[i] then
+    counts[i] = redis.call('HINCRBY', KEYS[i], 'count', -1)
+    redis.call('HINCRBY', KEYS[i], 'refunded', 1)
   end
-  out[#out + 1] = count
-  out[#out + 1] = reset
+  out[#out + 1] = counts[i]
+  out[#out + 1] = resets[i]
 end
 return out
 `;

@@ -65,7 +65,7 @@ export class RedisLimiterStore implements LimiterStore {
   async refund(identity: string, counted: WindowState[], now: number): Promise<WindowState[]> {
     const at = Math.trunc(now);
     const keys = counted.map((window) => this.key(identity, window.name));
-    const raw = await this.commands.rateLimitRefund(keys.length, ...keys, at, ...counted.map((window) => Math.trunc(window.resetAt)));
+    const raw = await this.commands.rateLimitRefund(keys.length, ...keys, at, ...counted.map((window) => Math.trunc(window.resetAt)), ...counted.map((window) => window.limit));
     return states(counted, raw.map(Number), at);
   }
 

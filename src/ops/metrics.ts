@@ -172,11 +172,6 @@ export class Metrics {
     this.gaugeOf('petstore_db_statement_slots', 'Statement slots taken by running statements, over every identity (each identity holds at most its plan’s).', read);
   }
 
-  /** GraphQL operations held compiled (compiled-queries.ts), read at each scrape. */
-  watchCompiledQueries(read: () => number): void {
-    this.gaugeOf('petstore_graphql_compiled_queries', 'GraphQL query operations held compiled, each run by code generated for its document after its first run.', read);
-  }
-
   /** Open subscription streams over SSE (graphql-sse), read at each scrape. */
   watchStreams(read: () => number): void {
     this.gaugeOf('petstore_live_streams', 'Open subscription streams over Server-Sent Events (graphql-sse).', read);

@@ -225,3 +225,52 @@ it('prints the conditional-request figures: status, bytes and quota used, first 
   }
   printFigure(`conditional requests (one FREE key, its minute window):\n${rows.join('\n')}`);
 });
+
+describe('what a 304 gives back (docs/contract.md §10)', () => {
+  /** `count` GETs of `path` by `key`, one after the other, with `ifNoneMatch` when given. */
+  async function sendRepeatedly(path: string, key: string, count: number, ifNoneMatch?: string) {
+    const answers: Answer[] = [];
+    for (let n = 0; n < count; n += 1) answers.push(await get(path, keyed(key, ifNoneMatch === undefined ? {} : { 'If-None-Match': ifNoneMatch })));
+    return answers;
+  }
+  const statuses = (answers: Answer[]) => [...new Set(answers.map((answer) => answer.status))];
+  const table: string[] = ['| requests (one FREE key, 60 a minute) | statuses | X-RateLimit-Remaining |', '|---|---|---|'];
+  const row = (name: string, answers: Answer[]) => {
+    const remaining = answers.map((answer) => answer.remaining);
+    const byStatus = new Map<number, number>();
+    for (const { status } of answers) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    table.push(`| ${name} | ${[...byStatus].map(([status, count]) => `${status} × ${count}`).join(', ')} | ${remaining[0]} → ${remaining.at(-1)} |`);
+  };
+  afterAll(() => printFigure(`304 refunds:\n${table.join('\n')}`));
+
+  it.each([
+    ['REST', () => `/pets/${petId}`],
+    ['GraphQL GET', () => graphqlGet({ query: PET_QUERY, variables: { id: petId } })],
+  ])('%s: If-None-Match: * is never refunded: 3 plain GETs, then 70 with * use up the quota and get 429', async (name, path) => {
+    const { key } = await createApiKey(t);
+    const plain = await sendRepeatedly(path(), key, 3);
+    expect(plain.map((answer) => answer.remaining)).toEqual([59, 58, 57]);
+    const starred = await sendRepeatedly(path(), key, 70, '*');
+    // Each counted like a 200: 57 are answered 304, down to 0 left, and the rest refused.
+    expect(starred.slice(0, 57).map((answer) => [answer.status, answer.remaining])).toEqual(Array.from({ length: 57 }, (_, n) => [304, 56 - n]));
+    expect(starred[57].status).toBe(429);
+    expect(statuses(starred.slice(57)).every((status) => status === 429 || status === 403)).toBe(true);
+    row(`${name}: 3 plain`, plain);
+    row(`${name}: then 70 with If-None-Match: *`, starred);
+  });
+
+  it('refunds a 304 for a tag in a list, and past the bound (its per-minute quota a minute) counts it like a 200', async () => {
+    const { key } = await createApiKey(t);
+    const path = `/pets/${petId}`;
+    const [first] = await sendRepeatedly(path, key, 1);
+    expect(first.remaining).toBe(59);
+    const listed = await sendRepeatedly(path, key, 60, `"other", ${first.etag}`);
+    // Sixty given back: the quota stands where the plain GET left it.
+    expect(listed.map((answer) => [answer.status, answer.remaining])).toEqual(Array.from({ length: 60 }, () => [304, 59]));
+    const past = await sendRepeatedly(path, key, 5, first.etag ?? '');
+    expect(past.map((answer) => [answer.status, answer.remaining])).toEqual([58, 57, 56, 55, 54].map((remaining) => [304, remaining]));
+    row('1 plain', [first]);
+    row('then 60 with a tag list holding its ETag', listed);
+    row('then 5 more with its ETag (past the bound)', past);
+  });
+});

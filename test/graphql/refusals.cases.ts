@@ -212,3 +212,41 @@ describe('withoutRepeatedSelections', () => {
     expect(withoutRepeatedSelections(plain)).toBe(plain);
   });
 });
+
+describe('client mistakes in values', () => {
+  it('refuses a null for a Boolean! directive argument 400 BAD_USER_INPUT with graphql-js’s message, logging nothing', async () => {
+    const logged = log.lines.length;
+    const query = `query($a: Boolean = true) { pet(id: "${petId}") { id name @include(if: $a) } }`;
+    const result = await gql(t.url, query, { a: null });
+    expect(result.status).toBe(400);
+    expect(result.body).toEqual({
+      errors: [{ message: 'Argument "if" of non-null type "Boolean!" must not be null.', locations: [{ line: 1, column: query.indexOf('$a)') + 1 }], extensions: { code: 'BAD_USER_INPUT', status: 400 } }],
+    });
+    expect(log.lines.slice(logged)).toEqual([]);
+  });
+
+  it.each([
+    [null, 'first must be a number from 1 to 100, got null'],
+    [0, 'first must be at least 1'],
+    [101, 'first must be at most 100'],
+  ])('refuses first: %p with one message', async (first, message) => {
+    const result = await gql(t.url, 'query($first: Int) { pets(first: $first) { totalCount } }', { first });
+    expect(result.errors?.map((error) => [error.message, error.extensions.code])).toEqual([[message, 'BAD_USER_INPUT']]);
+  });
+
+  it('refuses a cursor that does not decode whatever is selected, a count alone included', async () => {
+    for (const selection of ['totalCount', 'nodes { id }', 'pageInfo { hasNextPage }']) {
+      const result = await gql(t.url, `query($after: String) { pets(after: $after) { ${selection} } }`, { after: 'not a cursor' });
+      expect(result.errors?.map((error) => [error.message, error.extensions.code])).toEqual([['Expected after to be a cursor from a previous page, got "not a cursor"', 'BAD_USER_INPUT']]);
+    }
+  });
+
+  it('refuses variables of the wrong type as graphql-js does: every error, each with its location', async () => {
+    const result = await gql(t.url, 'query($first: Int, $id: ID!) { pets(first: $first) { totalCount } pet(id: $id) { id } }', { first: 'x', id: null });
+    expect(result.status).toBe(400);
+    expect(result.errors).toEqual([
+      { message: 'Variable "$first" got invalid value "x"; Int cannot represent non-integer value: "x"', locations: [{ line: 1, column: 7 }], extensions: { code: 'BAD_USER_INPUT', status: 400 } },
+      { message: 'Variable "$id" of non-null type "ID!" must not be null.', locations: [{ line: 1, column: 20 }], extensions: { code: 'BAD_USER_INPUT', status: 400 } },
+    ]);
+  });
+});

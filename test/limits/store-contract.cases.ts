@@ -144,6 +144,21 @@ for (const [name, makeSubject, suite] of subjects) suite(`${name} limiter store`
       expect(remaining({ windows: await store.refund(other, once.windows, T0 + 2) })).toEqual([3, 5]);
       expect(remaining(await store.hit(other, specs(3, 5), T0 + 3, NO_BANS))).toEqual([2, 4]);
     });
+
+    it('gives back at most a window’s limit in one run, then nothing in either window, and again once the window restarts', async () => {
+      const refundEach = async (at: number, n: number) => {
+        let windows: { remaining: number }[] = [];
+        for (let i = 0; i < n; i += 1) windows = await store.refund(id, (await store.hit(id, specs(3, 50), at + i, NO_BANS)).windows, at + i);
+        return remaining({ windows });
+      };
+      // Three given back: the minute's limit. The fourth counts, in the minute and the day alike.
+      expect(await refundEach(T0, 3)).toEqual([3, 50]);
+      expect(await refundEach(T0 + 10, 1)).toEqual([2, 49]);
+      expect(remaining(await store.hit(id, specs(3, 50), T0 + 20, NO_BANS))).toEqual([1, 48]);
+      // A new minute gives back again; the day, still in its run, has given back 3 of its 50.
+      expect(await refundEach(T0 + MINUTE_MS, 3)).toEqual([3, 48]);
+      expect(await refundEach(T0 + MINUTE_MS + 10, 1)).toEqual([2, 47]);
+    });
   });
 
   it('frees a window exactly at its reset time, not a millisecond before', async () => {

@@ -1,8 +1,9 @@
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { MAX_BODY_BYTES } from '../../src/common/bounds';
 import { createHttpServer } from '../../src/http/http-server';
+import { LINGER_BYTES, LINGER_MS } from '../../src/http/lingering-close';
 import { startTestApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -118,14 +119,59 @@ function endlessBody(url: string, cap: number): Promise<{ head: string; body: st
 }
 
 describe('bodies past the limit', () => {
-  it('answers a chunked body 413 as soon as it passes the limit, and closes without reading the rest', async () => {
-    const cap = 50 * MAX_BODY_BYTES;
+  it('answers a chunked body 413 as soon as it passes the limit, and closes after reading on a bounded number of bytes', async () => {
+    const cap = 10 * LINGER_BYTES;
+    const started = Date.now();
     const { head, body, sent } = await endlessBody(t.url, cap);
     expect(head).toMatch(/^HTTP\/1\.1 413 /);
     expect(head).toMatch(/^Connection: close$/im);
     expect(JSON.parse(body).errors[0].extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
-    // What the kernel buffers on both sides, not the whole body.
+    // What the gateway reads on, and what the kernel buffers on both sides, not the whole body.
     expect(sent).toBeLessThan(cap);
+    expect(Date.now() - started).toBeLessThan(LINGER_MS + 5_000);
+  });
+
+  it('answers a body that never ends 413, and closes within seconds', async () => {
+    // A slow trickle: the byte bound is never reached, the time bound is.
+    const started = Date.now();
+    const { head } = await exchange(t.url, 'POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n' + `1a000\r\n${'x'.repeat(0x1a000)}\r\n`, 0);
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(Date.now() - started).toBeLessThan(LINGER_MS + 5_000);
+  });
+
+  it('gets its 413 read by a client sending 1 MB with a Content-Length, ten times in a row', async () => {
+    const body = Buffer.alloc(1_000_000, 'x');
+    const answers = [];
+    for (let n = 0; n < 10; n += 1) {
+      answers.push(
+        await new Promise<{ status?: number; code?: string }>((resolve, reject) => {
+          const sent = httpRequest(`${t.url}/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': body.length } }, (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () => resolve({ status: response.statusCode, code: JSON.parse(text).errors[0].extensions.code }));
+          });
+          sent.on('error', reject);
+          sent.end(body);
+        }),
+      );
+    }
+    expect(answers).toEqual(Array.from({ length: 10 }, () => ({ status: 413, code: 'PAYLOAD_TOO_LARGE' })));
+  });
+
+  it('gets its 413 read by a client that reads only once it has sent a body larger than the socket buffers', async () => {
+    const length = 8 * 1024 * 1024;
+    const { head } = await new Promise<{ head: string }>((resolve, reject) => {
+      const socket = connect(Number(new URL(t.url).port), '127.0.0.1');
+      let text = '';
+      socket.pause();
+      socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve({ head: text.slice(0, text.indexOf('\r\n')) }));
+      socket.write(`POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+      // Read only once the whole body is taken, as a client that sends first and reads after does.
+      socket.write(Buffer.alloc(length, 'x'), () => socket.resume());
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
   });
 
   it('answers Expect: 100-continue with a Content-Length past the limit 413, not 100 Continue', async () => {

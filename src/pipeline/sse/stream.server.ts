@@ -48,6 +48,8 @@ export interface StreamDeps {
   admission: SocketAdmission;
   /** The WebSockets' delivery: subscribers of one shape share each event's result, whatever their transport. */
   delivery: EventDelivery;
+  /** The validation of HTTP requests, held over subscriptions too. */
+  validate: SubscriptionSteps['validate'];
   /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
   trusted?: SubscriptionSteps['trusted'];
   /** The WebSockets' timings: KEY_RECHECK_MS unless given. */
@@ -91,7 +93,7 @@ interface StreamSource {
  */
 export function createStreamGateway(deps: StreamDeps): StreamGateway {
   const { schema, services, config, logger, metrics, admitter, admission, delivery } = deps;
-  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, trusted: deps.trusted };
+  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, validate: deps.validate, trusted: deps.trusted };
   const streams = new Map<OpenStream, OpenStream>();
   metrics.watchStreams(() => streams.size);
 

@@ -1,4 +1,4 @@
-import { createSourceEventStream, type ExecutionArgs, getOperationAST, type GraphQLSchema, Kind, parse, validate } from 'graphql';
+import { createSourceEventStream, type DocumentNode, type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSchema, Kind, parse } from 'graphql';
 import type { Caller } from '../../auth/caller';
 import { subscriptionCapOf } from '../../auth/plans';
 import { inTrace, type Trace } from '../../common/trace';
@@ -41,6 +41,8 @@ export interface SubscriptionSteps {
   services: Services;
   admitter: Admitter<Caller>;
   maxQueryCost: number;
+  /** The validation of HTTP requests (PreparedDocuments.validate): the same rules, the same errors. */
+  validate: (document: DocumentNode) => readonly GraphQLError[];
   /** The document policy of HTTP requests (TRUSTED_DOCUMENTS_ONLY), held over subscriptions too. */
   trusted?: { documents?: TrustedDocuments; only: TrustedDocumentsOnly };
 }
@@ -82,7 +84,7 @@ export async function prepareSubscription(
     const conditional = definition.kind === Kind.OPERATION_DEFINITION ? conditionalRootField(document, definition) : undefined;
     if (conditional) return refusal('GRAPHQL_VALIDATION_FAILED', conditional);
   }
-  const invalid = validate(schema, document);
+  const invalid = steps.validate(document);
   if (invalid.length > 0) return refusal('GRAPHQL_VALIDATION_FAILED', invalid.map((error) => error.message).join('; '));
   const operation = getOperationAST(document, request.operationName);
   if (!operation) return refusal('OPERATION_RESOLUTION_FAILURE', 'Name the operation to run: the document has several, or none');

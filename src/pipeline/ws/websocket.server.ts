@@ -68,6 +68,8 @@ export interface WebSocketDeps {
   /** The same steps as HTTP requests: who the keys name, and the windows and bans. */
   identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
   admitter: Admitter<Caller>;
+  /** The validation of HTTP requests, held over subscriptions too. */
+  validate: SubscriptionSteps['validate'];
   /** The trusted-documents policy of HTTP requests (docs/contract.md §8), held over subscriptions too. */
   trusted?: SubscriptionSteps['trusted'];
   /** KEY_RECHECK_MS and CONNECTION_INIT_TIMEOUT_MS unless given (tests that wait for them give less). */
@@ -121,7 +123,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const delivery = new EventDelivery();
   const admission = new SocketAdmission({ pendingPerAddress: PENDING_SOCKETS_PER_ADDRESS, perInstance: socketCeiling(config.maxSockets, openFileLimit()) });
   const tickets = new WeakMap<WebSocket, SocketTicket>();
-  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, trusted: deps.trusted };
+  const steps = { schema, services, admitter, maxQueryCost: config.maxQueryCost, validate: deps.validate, trusted: deps.trusted };
   metrics.watchLive(() => ({ sockets: wss.clients.size, subscriptions: delivery.active }));
 
   const noteRefusal = socketRefusalNotes((reason) => metrics.observeSocketRefusal(reason), logger, 'WebSocket refused');
