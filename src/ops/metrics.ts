@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../sql/pool';
-import type { ReplicaStatus } from '../sql/read-replicas';
+import { REPLICA_STATES, type ReplicaStatus } from '../sql/read-replicas';
 import { BusiestNames } from './busiest-names';
 
 /** Which part of the gateway answered a request, for logs and metrics. */
@@ -195,13 +195,13 @@ export class Metrics {
     });
     new Gauge({
       name: 'petstore_db_replica_state',
-      help: 'Each read replica’s state, 1 for the one it is in: ok (takes reads), lagging (past DATABASE_READ_MAX_LAG_MS), down (unreachable), starting.',
+      help: 'Each read replica’s state, 1 for the one it is in: ok (takes reads), lagging (past DATABASE_READ_MAX_LAG_MS), down (unreachable), detached (promoted, or on another timeline than the primary), starting.',
       labelNames: ['replica', 'state'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
         for (const { name, state } of read()) {
-          for (const each of ['ok', 'lagging', 'down', 'starting']) this.set({ replica: name, state: each }, each === state ? 1 : 0);
+          for (const each of REPLICA_STATES) this.set({ replica: name, state: each }, each === state ? 1 : 0);
         }
       },
     });

@@ -12,9 +12,28 @@ const PRIMARY_SAMPLES = 600;
 
 /**
  * `starting`: not polled yet; `ok`: takes reads; `lagging`: further behind than the bound;
- * `down`: unreachable (or its last statement failed to connect), until a poll reaches it.
+ * `down`: unreachable, until a poll reaches it; `detached`: no longer in recovery (promoted, or
+ * started on its own) or on another timeline than the primary, so that its positions say nothing
+ * of the primary's commits, until it follows the primary again.
  */
-export type ReplicaState = 'starting' | 'ok' | 'lagging' | 'down';
+export type ReplicaState = 'starting' | 'ok' | 'lagging' | 'down' | 'detached';
+
+/** Every state, in the order the metrics list them. */
+export const REPLICA_STATES: readonly ReplicaState[] = ['ok', 'lagging', 'down', 'detached', 'starting'];
+
+/**
+ * What a poll reads of a replica: whether it is still replaying, how far, and on which timeline
+ * (the one it receives, else its last restart point's: pg_stat_wal_receiver shows its columns only
+ * to roles that may read all statistics).
+ */
+const REPLICA_POSITION = `SELECT pg_is_in_recovery() AS recovering, pg_last_wal_replay_lsn()::text AS replay,
+  COALESCE((SELECT received_tli FROM pg_stat_wal_receiver), (SELECT timeline_id FROM pg_control_checkpoint())) AS timeline`;
+
+/** The primary as a poll reads it: its position and its timeline. */
+interface PrimaryPosition {
+  lsn: bigint;
+  timeline: number;
+}
 
 /** One replica as the poller last saw it. */
 export interface Replica {
@@ -122,37 +141,45 @@ export class ReadReplicas {
   }
 
   private async pollOnce(): Promise<void> {
-    const primaryLsn = await this.primaryPosition();
+    const primary = await this.primaryPosition();
     const now = performance.now();
-    if (primaryLsn !== undefined) this.sample(primaryLsn, now);
-    await Promise.all(this.replicas.map((replica) => this.pollReplica(replica, primaryLsn)));
+    if (primary !== undefined) this.sample(primary.lsn, now);
+    await Promise.all(this.replicas.map((replica) => this.pollReplica(replica, primary)));
   }
 
-  private async primaryPosition(): Promise<bigint | undefined> {
+  private async primaryPosition(): Promise<PrimaryPosition | undefined> {
     try {
-      const { rows } = await withTimeout(poolOf(this.primary).query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'), POLL_TIMEOUT_MS);
-      return parseLsn(rows[0].lsn);
+      const { rows } = await withTimeout(
+        // A WAL segment's name starts with its timeline, 8 hex digits: the primary's own, exactly, even just after a promotion.
+        poolOf(this.primary).query<{ lsn: string; segment: string }>('SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS segment'),
+        POLL_TIMEOUT_MS,
+      );
+      const lsn = parseLsn(rows[0].lsn);
+      return lsn === undefined ? undefined : { lsn, timeline: Number.parseInt(rows[0].segment.slice(0, 8), 16) };
     } catch {
       // The primary away: the replicas' states stand until it answers again.
       return undefined;
     }
   }
 
-  private async pollReplica(replica: Replica, primaryLsn: bigint | undefined): Promise<void> {
-    let replay: bigint | undefined;
+  private async pollReplica(replica: Replica, primary: PrimaryPosition | undefined): Promise<void> {
+    let seen: { recovering: boolean; replay: string | null; timeline: number | null };
     try {
       if (!replica.dataSource.isInitialized) await withTimeout(this.options.connect(replica), POLL_TIMEOUT_MS * 2);
-      const { rows } = await withTimeout(
-        poolOf(replica.dataSource).query<{ replay: string | null }>(
-          // A promoted replica (no longer in recovery) is as far as its own writes.
-          'SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text AS replay',
-        ),
-        POLL_TIMEOUT_MS,
-      );
-      replay = rows[0].replay === null ? undefined : parseLsn(rows[0].replay);
+      const { rows } = await withTimeout(poolOf(replica.dataSource).query<typeof seen>(REPLICA_POSITION), POLL_TIMEOUT_MS);
+      seen = rows[0];
     } catch (error) {
       replica.lagMs = undefined;
       this.setState(replica, 'down', error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const replay = seen.replay === null ? undefined : parseLsn(seen.replay);
+    if (!seen.recovering || (primary !== undefined && seen.timeline !== null && seen.timeline !== primary.timeline)) {
+      // Its positions count another history's writes: no read may be sent there on their word.
+      replica.lagMs = undefined;
+      replica.replayLsn = 0n;
+      const reason = seen.recovering ? `on timeline ${seen.timeline}, the primary on ${primary?.timeline}` : 'not in recovery (promoted, or started on its own)';
+      this.setState(replica, 'detached', reason);
       return;
     }
     if (replay === undefined) {
@@ -162,8 +189,9 @@ export class ReadReplicas {
       return;
     }
     replica.replayLsn = replay;
-    if (primaryLsn === undefined) return;
-    replica.lagMs = this.lagOf(replay, primaryLsn);
+    // The primary away: its lag cannot be dated, nor its timeline checked; its state stands.
+    if (primary === undefined) return;
+    replica.lagMs = this.lagOf(replay, primary.lsn);
     this.setState(replica, replica.lagMs > this.options.maxLagMs ? 'lagging' : 'ok');
   }
 

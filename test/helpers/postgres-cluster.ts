@@ -32,6 +32,8 @@ export interface PostgresCluster {
   stop(mode: ShutdownMode): Promise<void>;
   /** Starts the stopped server, resolving once it accepts connections. */
   start(): Promise<void>;
+  /** `pg_ctl promote`: a standby ends its recovery and takes writes, on a timeline of its own. */
+  promote(): Promise<void>;
   /** Stops the server at once and removes its files. */
   remove(): Promise<void>;
 }
@@ -88,6 +90,7 @@ async function clusterFolder(binDir: string, settings: string[]) {
       restart: (mode) => pgCtl('-o', options, '-m', mode, 'restart'),
       stop: (mode) => pgCtl('-m', mode, 'stop'),
       start: () => pgCtl('-o', options, 'start'),
+      promote: () => pgCtl('promote'),
       async remove() {
         try {
           await pgCtl('-m', 'immediate', 'stop');

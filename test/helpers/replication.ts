@@ -22,6 +22,8 @@ export const APPLY_DELAY_MS = 500;
 export interface Replication {
   primary: PostgresCluster;
   replica: PostgresCluster;
+  /** With `cascade`: the standby between the primary and the replica, which the replica streams from. */
+  relay?: PostgresCluster;
   /** The primary, opened and migrated as a gateway opens it; the instances share it. */
   db: TestDatabase;
   /** Two instances of one deployment: the same primary, replica and Redis prefix. */
@@ -29,12 +31,16 @@ export interface Replication {
   close(): Promise<void>;
 }
 
-/** A primary, its replica APPLY_DELAY_MS behind, and two gateway instances reading from it. */
-export async function startReplication(env: Record<string, string> = {}): Promise<Replication> {
+/**
+ * A primary, its replica APPLY_DELAY_MS behind, and two gateway instances reading from it. With
+ * `cascade`, the replica streams from a standby of the primary (the relay) instead of the primary.
+ */
+export async function startReplication(env: Record<string, string> = {}, { cascade = false } = {}): Promise<Replication> {
   const binDir = postgresBinDir();
   if (!binDir) throw new Error('PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup) not found: set PG_BIN or apt-get install postgresql');
   const primary = await startPostgresCluster(binDir);
-  const replica = await startStandby(binDir, primary, [`recovery_min_apply_delay=${APPLY_DELAY_MS}ms`]);
+  const relay = cascade ? await startStandby(binDir, primary) : undefined;
+  const replica = await startStandby(binDir, relay ?? primary, [`recovery_min_apply_delay=${APPLY_DELAY_MS}ms`]);
   const database = await openDatabase({ databaseUrl: primary.url, pgliteDataDir: IN_MEMORY });
   const db: TestDatabase = { ...database, url: primary.url };
   const prefix = `test:${randomBytes(6).toString('hex')}`;
@@ -44,12 +50,14 @@ export async function startReplication(env: Record<string, string> = {}): Promis
   return {
     primary,
     replica,
+    relay,
     db,
     instances,
     async close() {
       for (const instance of instances) await instance.close();
       await db.close();
       await replica.remove();
+      await relay?.remove();
       await primary.remove();
     },
   };
