@@ -4,7 +4,7 @@ import type { Identified } from '../auth/identify-caller';
 import type { Scope } from '../common/scope';
 import { inTrace } from '../common/trace';
 import { malformedHeader, noResource } from '../refusals';
-import { parseReadAfter, READ_AFTER_HEADER } from '../sql/read-your-writes';
+import { parseReadAfter, READ_AFTER_HEADER, readAfterCookieOf } from '../sql/read-your-writes';
 import { failureOf } from '../format-error';
 import { type CorsPolicy, cors } from '../http/cors';
 import { malformedHttp } from '../http/malformed-http';
@@ -167,11 +167,15 @@ function writeExplorer(res: ServerResponse, answer: ExplorerAnswer): void {
   writeText(res, answer.status, answer.type, answer.body);
 }
 
-/** The commit position a client says it has seen (X-Read-After), or 400 when the header names none. */
+/**
+ * The commit position a client says it has seen: the further of X-Read-After's and its browser's
+ * cookie's; 400 when the header names none.
+ */
 function readAfterOf(req: IncomingMessage): bigint | undefined {
+  const cookie = readAfterCookieOf(req.headers.cookie);
   const value = req.headers[READ_AFTER_HEADER.toLowerCase()];
-  if (value === undefined) return undefined;
+  if (value === undefined) return cookie;
   const position = typeof value === 'string' ? parseReadAfter(value.trim()) : undefined;
   if (position === undefined) throw malformedHeader(READ_AFTER_HEADER, 'is not a position such as 0/16B3748 (send back the one the gateway gave)', String(value));
-  return position;
+  return cookie !== undefined && cookie > position ? cookie : position;
 }

@@ -8,6 +8,8 @@ import { UNKNOWN_POSITION, type WritePositions } from './write-positions';
 
 /** The header that carries a commit's position to the client, and back (docs/contract.md). */
 export const READ_AFTER_HEADER = 'X-Read-After';
+/** The cookie that carries it too, for browsers, which send it back by themselves (to the same site). */
+export const READ_AFTER_COOKIE = 'petstore_read_after';
 
 /** How long reading the primary's position after a write may take before the caller's reads go to the primary instead. */
 const POSITION_TIMEOUT_MS = 1_000;
@@ -61,6 +63,27 @@ export class RequestReads {
     await this.parts.positions.remember(this.identity, lsn ?? UNKNOWN_POSITION);
     return lsn === undefined ? undefined : formatLsn(lsn);
   }
+
+  /**
+   * The Set-Cookie of `position`: kept as long as the gateway keeps positions, past which every
+   * replica that takes reads has replayed it. Not secret, but no script of the page needs it.
+   */
+  cookieOf(position: string): string {
+    return `${READ_AFTER_COOKIE}=${position}; Path=/; Max-Age=${Math.ceil(this.parts.positions.ttlMs / 1000)}; HttpOnly; SameSite=Lax`;
+  }
+}
+
+/**
+ * The position of the READ_AFTER_COOKIE in a Cookie header, or undefined. A cookie that names no
+ * position is ignored rather than refused: the browser sends it, not the page.
+ */
+export function readAfterCookieOf(cookies: string | undefined): bigint | undefined {
+  if (cookies === undefined) return undefined;
+  for (const pair of cookies.split(';')) {
+    const at = pair.indexOf('=');
+    if (at > 0 && pair.slice(0, at).trim() === READ_AFTER_COOKIE) return parseLsn(pair.slice(at + 1).trim());
+  }
+  return undefined;
 }
 
 /** The position an X-Read-After header names, or undefined when it names none (the caller refuses it). */

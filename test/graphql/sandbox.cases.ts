@@ -86,7 +86,7 @@ describe('outside production', () => {
     const actual = await request(t.url).post('/graphql').set('Origin', STUDIO).send({ query: '{ pets { totalCount } }' });
     expect(actual.headers['access-control-allow-origin']).toBe(STUDIO);
     const exposed = actual.headers['access-control-expose-headers'].split(',');
-    expect(exposed).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After']));
+    expect(exposed).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Read-After']));
   });
 
   it('allows the origins of CORS_ORIGINS and no others', async () => {

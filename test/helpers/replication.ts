@@ -28,6 +28,8 @@ export interface Replication {
   db: TestDatabase;
   /** Two instances of one deployment: the same primary, replica and Redis prefix. */
   instances: [TestApp, TestApp];
+  /** One more instance of the deployment, `env` over the others' (closed with them). */
+  startInstance(env: Record<string, string>): Promise<TestApp>;
   close(): Promise<void>;
 }
 
@@ -47,14 +49,20 @@ export async function startReplication(env: Record<string, string> = {}, { casca
   // One admin key for the deployment: each instance makes sure of its ADMIN_API_KEY at start-up.
   const gatewayEnv = { DATABASE_URL: primary.url, DATABASE_READ_URLS: replica.url, ADMIN_API_KEY: generateApiKey(), ...env };
   const instances = [await startTestApp(gatewayEnv, { db, limiterKeyPrefix: prefix }), await startTestApp(gatewayEnv, { db, limiterKeyPrefix: prefix })] as [TestApp, TestApp];
+  const more: TestApp[] = [];
   return {
     primary,
     replica,
     relay,
     db,
     instances,
+    async startInstance(env) {
+      const instance = await startTestApp({ ...gatewayEnv, ...env }, { db, limiterKeyPrefix: prefix });
+      more.push(instance);
+      return instance;
+    },
     async close() {
-      for (const instance of instances) await instance.close();
+      for (const instance of [...instances, ...more]) await instance.close();
       await db.close();
       await replica.remove();
       await relay?.remove();

@@ -2,6 +2,7 @@ import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
 import { gql } from '../helpers/gql';
 import { activeSubscriptions, liveClient, subscribe } from '../helpers/live';
+import { freePort } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
 import { byStatus, SteadyLoad } from '../helpers/steady-load';
 import { readsServed, replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
@@ -78,6 +79,25 @@ withReplication('read replicas: every client reads its own writes, on any instan
     const refused = await gql(b.url, '{ pets(first: 1) { totalCount } }', {}, { key: reader, headers: { 'X-Read-After': 'yesterday' } });
     expect(refused.status).toBe(400);
     expect(refused.errors?.[0].extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('reads a write made on an instance cut from Redis on another instance, by the header or the cookie a browser sends back', async () => {
+    const [a, b] = r.instances;
+    const cut = await r.startInstance({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    // Callers of their own: no position of an earlier test's write sends their reads to the primary.
+    const [byHeader, byCookie] = await Promise.all(
+      ['by header', 'by cookie'].map(async (name) => (await createApiKey(a, { name, role: 'ADMIN', plan: 'ENTERPRISE', requestsPerMinute: 100_000, requestsPerDay: 1_000_000 })).key),
+    );
+    const headerWrite = await rename(byHeader, 'Rex while cut off, by header', cut);
+    expect(headerWrite.headers['x-read-after']).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    expect(await nameOf(byHeader, b, { 'X-Read-After': headerWrite.headers['x-read-after'] })).toBe('Rex while cut off, by header');
+    const cookieWrite = await rename(byCookie, 'Rex while cut off, by cookie', cut);
+    const cookies = ([] as string[]).concat(cookieWrite.headers['set-cookie'] ?? []);
+    printFigure('a write on an instance cut from Redis', { 'x-read-after': cookieWrite.headers['x-read-after'], 'set-cookie': cookies });
+    const cookie = cookies.find((each) => each.startsWith('petstore_read_after='));
+    expect(cookie).toMatch(/^petstore_read_after=[0-9A-F]+\/[0-9A-F]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    // As a browser sends it back: the name=value pair, among others of the site's.
+    expect(await nameOf(byCookie, b, { Cookie: `theme=dark; ${cookie!.split(';')[0]}` })).toBe('Rex while cut off, by cookie');
   });
 
   it("delivers a subscription event with data at least as new as the event's change", async () => {
