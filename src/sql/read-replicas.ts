@@ -106,9 +106,12 @@ export class ReadReplicas {
     return undefined;
   }
 
-  /** A statement could not reach `replica`: it takes no reads until a poll reaches it again. */
-  failed(replica: Replica, error: unknown): void {
-    this.setState(replica, 'down', (error as Error)?.message);
+  /**
+   * A statement could not reach `replica`, or not in time: a poll tells now whether it is down
+   * (unreachable) or was only busy, rather than one request's failure taking it out for all.
+   */
+  suspect(replica: Replica): void {
+    if (replica.state === 'ok' && !this.closed) void this.poll();
   }
 
   status(): ReplicaStatus[] {

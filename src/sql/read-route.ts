@@ -19,14 +19,18 @@ export class ReadRoute {
 
   /**
    * A statement on `replica` failed as `error`: true when it is to be run again on the primary (a
-   * read is safe to repeat), with every later read of the request there too. An unreachable
-   * replica takes no reads until a poll reaches it; a conflict with recovery (a statement the
-   * replay cancelled) says nothing of its health.
+   * read is safe to repeat), with every later read of the request there too. A conflict with
+   * recovery (a statement the replay cancelled) says nothing of the replica's health; a connection
+   * refused, lost or not had in time may, and the poller looks at once. A statement cancelled by
+   * its timeout is neither retried (it would take as long on the primary) nor held against the
+   * replica: one slow statement is not an outage.
    */
   retryOnPrimary(replica: Replica, error: unknown): boolean {
-    const conflict = ['40001', '40P01'].includes(sqlState(error) ?? (error as { code?: string } | null)?.code ?? '');
+    const code = sqlState(error) ?? (error as { code?: string } | null)?.code ?? '';
+    if (code === '57014') return false;
+    const conflict = code === '40001' || code === '40P01';
     if (!conflict && !isDatabaseUnavailable(error)) return false;
-    if (!conflict) this.replicas.failed(replica, error);
+    if (!conflict) this.replicas.suspect(replica);
     if (this.replica === replica) this.replica = undefined;
     return true;
   }

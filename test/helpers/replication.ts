@@ -3,7 +3,7 @@ import { generateApiKey } from '../../src/auth/key-secret';
 import { openDatabase } from '../../src/db/database';
 import { IN_MEMORY } from '../../src/db/in-memory';
 import { parseLsn } from '../../src/sql/lsn';
-import { startTestApp, type TestApp } from './app';
+import { startTestApp, type TestApp, type TestAppOptions } from './app';
 import type { TestDatabase } from './database';
 import { postgresBinDir, type PostgresCluster, startPostgresCluster, startStandby } from './postgres-cluster';
 import { describeWhen } from './services';
@@ -29,7 +29,7 @@ export interface Replication {
   /** Two instances of one deployment: the same primary, replica and Redis prefix. */
   instances: [TestApp, TestApp];
   /** One more instance of the deployment, `env` over the others' (closed with them). */
-  startInstance(env: Record<string, string>): Promise<TestApp>;
+  startInstance(env: Record<string, string>, options?: Pick<TestAppOptions, 'logger'>): Promise<TestApp>;
   close(): Promise<void>;
 }
 
@@ -56,8 +56,8 @@ export async function startReplication(env: Record<string, string> = {}, { casca
     relay,
     db,
     instances,
-    async startInstance(env) {
-      const instance = await startTestApp({ ...gatewayEnv, ...env }, { db, limiterKeyPrefix: prefix });
+    async startInstance(env, options = {}) {
+      const instance = await startTestApp({ ...gatewayEnv, ...env }, { ...options, db, limiterKeyPrefix: prefix });
       more.push(instance);
       return instance;
     },

@@ -1,0 +1,47 @@
+import { Client } from 'pg';
+import { createCategory, createPet } from '../helpers/builders';
+import { printFigure } from '../helpers/figures';
+import { gql } from '../helpers/gql';
+import { captureLog } from '../helpers/log-capture';
+import { readsServed, replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
+
+withReplication('a replica that is reachable but slow', () => {
+  let r: Replication;
+  beforeAll(async () => {
+    r = await startReplication();
+    const [a] = r.instances;
+    await createPet(a, await createCategory(a, 'Dogs'), 'Rex');
+  }, 120_000);
+  afterAll(async () => {
+    await r?.close();
+  });
+
+  it('keeps taking reads after a statement on it runs past its timeout', async () => {
+    const log = captureLog('info');
+    const slow = await r.startInstance({ DATABASE_STATEMENT_TIMEOUT_MS: '300' }, { logger: log.logger });
+    await replicaAt(slow);
+    // A lock the replica replays at once (only commits wait out its apply delay): reads of pets wait there, on the primary too.
+    const locker = new Client({ connectionString: r.primary.url });
+    await locker.connect();
+    let answer: { status: number; code?: string };
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      const { rows } = await locker.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+      await replicaAt(slow, rows[0].lsn);
+      const before = await readsServed(slow);
+      const read = await gql(slow.url, '{ pets(first: 1) { nodes { id name } } }');
+      answer = { status: read.status, code: read.errors?.[0]?.extensions.code };
+      expect((await readsServed(slow)).replica - before.replica).toBe(1);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    const taken = log.lines.filter((line) => line.replica !== undefined).map((line) => `${line.msg}${line.reason ? ` (${String(line.reason)})` : ''}`);
+    printFigure('a statement past its timeout on the replica', { answer, replicaLog: taken });
+    expect(taken.filter((line) => line.includes('takes no reads'))).toEqual([]);
+    const before = await readsServed(slow);
+    expect((await gql(slow.url, '{ pets(first: 2) { nodes { id name } } }')).status).toBe(200);
+    expect((await readsServed(slow)).replica - before.replica).toBe(1);
+  });
+});
