@@ -168,7 +168,9 @@ export async function createApp(
     onRouted: (servedBy: 'primary' | 'replica') => metrics.observeRead(servedBy),
   };
   if (replicas) metrics.watchReplicas(() => replicas.status());
-  const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, poolOf(dataSource).options.max ?? 1, readYourWrites);
+  // Every pool's connections are turns: a read on a replica holds one of its connections, not the primary's.
+  const connections = (poolOf(dataSource).options.max ?? 1) + (replicas?.connections() ?? 0);
+  const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, connections, readYourWrites);
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => poolTurns.held);
   const identify = keyIdentifier(services.apiKeys);

@@ -27,7 +27,7 @@ export function requestServicesOver(
   services: Services,
   config: Pick<Config, 'databaseStatementTimeoutMs' | 'databaseReservePercent' | 'unpaidDatabaseMsPerSecond'>,
   logger: Logger,
-  /** Connections in the pool: the turns handed out. */
+  /** Connections in the pools (the primary's and the replicas'): the turns handed out. */
   poolSize: number,
   readYourWrites?: ReadYourWritesParts,
 ): { requestServices: RequestServices; databaseTime: DatabaseTime; poolTurns: FairTurns } {

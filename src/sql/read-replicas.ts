@@ -114,6 +114,11 @@ export class ReadReplicas {
     if (replica.state === 'ok' && !this.closed) void this.poll();
   }
 
+  /** The connections the replicas' pools open at most, together: turns of the scheduler beside the primary's. */
+  connections(): number {
+    return this.replicas.reduce((sum, { dataSource }) => sum + ('poolSize' in dataSource.options ? (dataSource.options.poolSize ?? 0) : 0), 0);
+  }
+
   status(): ReplicaStatus[] {
     return this.replicas.map(({ name, state, lagMs, replayLsn }) => ({
       name,

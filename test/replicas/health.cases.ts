@@ -5,7 +5,7 @@ import { gql } from '../helpers/gql';
 import { captureLog } from '../helpers/log-capture';
 import { readsServed, replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
 
-withReplication('a replica that is reachable but slow', () => {
+withReplication('a replica that is reachable but slow, and the turns it adds', () => {
   let r: Replication;
   beforeAll(async () => {
     r = await startReplication();
@@ -14,6 +14,13 @@ withReplication('a replica that is reachable but slow', () => {
   }, 120_000);
   afterAll(async () => {
     await r?.close();
+  });
+
+  it("counts the replica's connections with the primary's as statement turns, and keeps the paying reserve of the sum", async () => {
+    const turns = r.instances[0].app.databaseTurns;
+    printFigure('turns with one replica', { capacity: turns.capacity, unpaidLimit: turns.unpaidLimit });
+    // DATABASE_POOL_SIZE (10) on the primary and as many on the replica; DATABASE_RESERVE_PERCENT (20) of the 20 kept for paying plans.
+    expect([turns.capacity, turns.unpaidLimit]).toEqual([20, 16]);
   });
 
   it('keeps taking reads after a statement on it runs past its timeout', async () => {
