@@ -34,7 +34,8 @@ withReplication('a replica that is reachable but slow, and the turns it adds', (
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-      const { rows } = await locker.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+      // Sent to the replica now rather than with the next flush, which an idle primary may make seconds later.
+      const { rows } = await locker.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_switch_wal()');
       await replicaAt(slow, rows[0].lsn);
       const before = await readsServed(slow);
       const read = await gql(slow.url, '{ pets(first: 1) { nodes { id name } } }');
