@@ -39,7 +39,10 @@ interface PrimaryPosition {
 export interface Replica {
   /** host:port/database, without credentials: the label of its metrics. */
   readonly name: string;
+  /** The pool its reads take connections from. */
   readonly dataSource: DataSource;
+  /** One connection of the poller's own: a pool busy with slow reads does not make the replica look unreachable. */
+  readonly probe: DataSource;
   state: ReplicaState;
   /** How far behind the primary its replay is, in ms; undefined while unknown. */
   lagMs: number | undefined;
@@ -58,7 +61,7 @@ export interface ReplicaStatus {
 export interface ReadReplicasOptions {
   /** DATABASE_READ_MAX_LAG_MS */
   maxLagMs: number;
-  /** Opens `replica`'s pool; called by a poll while it is not open (a replica away at start-up). */
+  /** Opens `replica`'s pool and probe (those not open yet); called by a poll while either is not open (a replica away at start-up). */
   connect: (replica: Replica) => Promise<void>;
   /** Told when a replica changes state (for the log). */
   onStateChange?: (replica: Replica, previous: ReplicaState, reason?: string) => void;
@@ -133,7 +136,8 @@ export class ReadReplicas {
     this.closed = true;
     clearTimeout(this.timer);
     await this.polling;
-    await Promise.all(this.replicas.map(({ dataSource }) => (dataSource.isInitialized ? dataSource.destroy().catch(() => undefined) : undefined)));
+    const sources = this.replicas.flatMap(({ dataSource, probe }) => [dataSource, probe]);
+    await Promise.all(sources.map((source) => (source.isInitialized ? source.destroy().catch(() => undefined) : undefined)));
   }
 
   /** One poll: the primary's position first, so that a replica at or past it is known caught up. */
@@ -173,8 +177,8 @@ export class ReadReplicas {
   private async pollReplica(replica: Replica, primary: PrimaryPosition | undefined): Promise<void> {
     let seen: { recovering: boolean; replay: string | null; timeline: number | null };
     try {
-      if (!replica.dataSource.isInitialized) await withTimeout(this.options.connect(replica), POLL_TIMEOUT_MS * 2);
-      const { rows } = await withTimeout(poolOf(replica.dataSource).query<typeof seen>(REPLICA_POSITION), POLL_TIMEOUT_MS);
+      if (!replica.dataSource.isInitialized || !replica.probe.isInitialized) await withTimeout(this.options.connect(replica), POLL_TIMEOUT_MS * 2);
+      const { rows } = await withTimeout(poolOf(replica.probe).query<typeof seen>(REPLICA_POSITION), POLL_TIMEOUT_MS);
       seen = rows[0];
     } catch (error) {
       replica.lagMs = undefined;

@@ -1,9 +1,30 @@
 import { Client } from 'pg';
-import { createCategory, createPet } from '../helpers/builders';
+import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
 import { gql } from '../helpers/gql';
-import { captureLog } from '../helpers/log-capture';
+import type { TestApp } from '../helpers/app';
+import { captureLog, type CapturedLog } from '../helpers/log-capture';
 import { readsServed, replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
+
+/** Holds every read of pets, on the primary and, once replayed, on the replica, until `release`. */
+async function lockPets(r: Replication, on: TestApp) {
+  const locker = new Client({ connectionString: r.primary.url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+  // Sent to the replica now rather than with the next flush, which an idle primary may make seconds later.
+  const { rows } = await locker.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_switch_wal()');
+  await replicaAt(on, rows[0].lsn);
+  return {
+    async release() {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    },
+  };
+}
+
+/** The lines an instance logged about its replica's state, with their reasons. */
+const replicaLines = (log: CapturedLog) => log.lines.filter((line) => line.replica !== undefined).map((line) => `${line.msg}${line.reason ? ` (${String(line.reason)})` : ''}`);
 
 withReplication('a replica that is reachable but slow, and the turns it adds', () => {
   let r: Replication;
@@ -28,28 +49,41 @@ withReplication('a replica that is reachable but slow, and the turns it adds', (
     const slow = await r.startInstance({ DATABASE_STATEMENT_TIMEOUT_MS: '300' }, { logger: log.logger });
     await replicaAt(slow);
     // A lock the replica replays at once (only commits wait out its apply delay): reads of pets wait there, on the primary too.
-    const locker = new Client({ connectionString: r.primary.url });
-    await locker.connect();
+    const lock = await lockPets(r, slow);
     let answer: { status: number; code?: string };
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-      // Sent to the replica now rather than with the next flush, which an idle primary may make seconds later.
-      const { rows } = await locker.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_switch_wal()');
-      await replicaAt(slow, rows[0].lsn);
       const before = await readsServed(slow);
       const read = await gql(slow.url, '{ pets(first: 1) { nodes { id name } } }');
       answer = { status: read.status, code: read.errors?.[0]?.extensions.code };
       expect((await readsServed(slow)).replica - before.replica).toBe(1);
     } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
+      await lock.release();
     }
-    const taken = log.lines.filter((line) => line.replica !== undefined).map((line) => `${line.msg}${line.reason ? ` (${String(line.reason)})` : ''}`);
+    const taken = replicaLines(log);
     printFigure('a statement past its timeout on the replica', { answer, replicaLog: taken });
     expect(taken.filter((line) => line.includes('takes no reads'))).toEqual([]);
     const before = await readsServed(slow);
     expect((await gql(slow.url, '{ pets(first: 2) { nodes { id name } } }')).status).toBe(200);
     expect((await readsServed(slow)).replica - before.replica).toBe(1);
+  });
+
+  it('keeps taking reads while every connection of its pool is busy', async () => {
+    const log = captureLog('info');
+    // One connection to each server: a second read waits for the replica's past the connect timeout.
+    const busy = await r.startInstance({ DATABASE_POOL_SIZE: '1', DATABASE_CONNECT_TIMEOUT_MS: '200', DATABASE_STATEMENT_TIMEOUT_MS: '1500' }, { logger: log.logger });
+    // A paying key, whose statements may take both turns (the replica's connection and the primary's).
+    const { key } = await createApiKey(r.instances[0], { name: 'busy reader', plan: 'ENTERPRISE', requestsPerMinute: 100_000, requestsPerDay: 1_000_000 });
+    await replicaAt(busy);
+    const lock = await lockPets(r, busy);
+    let statuses: number[];
+    try {
+      const answers = await Promise.all([1, 2].map((first) => gql(busy.url, `{ pets(first: ${first}) { nodes { id name } } }`, {}, { key })));
+      statuses = answers.map(({ status }) => status);
+    } finally {
+      await lock.release();
+    }
+    const taken = replicaLines(log);
+    printFigure('two reads on a replica pool of one connection, held by a lock', { statuses, replicaLog: taken });
+    expect(taken.filter((line) => line.includes('takes no reads'))).toEqual([]);
   });
 });
