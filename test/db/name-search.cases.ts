@@ -16,6 +16,13 @@ beforeAll(async () => {
   await createPet(t, categoryId, 'a_b');
   await createPet(t, categoryId, '100% Rex');
   await createPet(t, categoryId, 'back\\slash');
+  // The name indexes are built again after the rows, as a bulk load does: built whole, they cost a
+  // fraction of what they cost growing row by row. Their definitions are the migrations' own.
+  const indexes: { indexname: string; indexdef: string }[] = await t.db.dataSource.query(
+    `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'pets' AND indexname IN ('IDX_pets_name_trigrams', 'IDX_pets_name_length')`,
+  );
+  expect(indexes).toHaveLength(2);
+  for (const { indexname } of indexes) await t.db.dataSource.query(`DROP INDEX "${indexname}"`);
   // In batches: each statement stays well within the statement timeout, embedded too.
   for (let from = 1; from <= PETS; from += 10_000) {
     await t.db.dataSource.query(
@@ -23,6 +30,7 @@ beforeAll(async () => {
       [from, from + 9_999, categoryId],
     );
   }
+  for (const { indexdef } of indexes) await t.db.dataSource.query(indexdef);
   await t.db.dataSource.query('ANALYZE pets');
 }, 120_000);
 afterAll(() => t.close());

@@ -78,8 +78,11 @@ describe('/metrics', () => {
   });
 
   it('keeps operation names bounded: unnamed operations are `anonymous`, counts of names pushed out `other`', async () => {
-    for (let i = 0; i < 210; i += 1) {
-      await request(t.url).post('/graphql').set('X-API-Key', t.adminKey).send({ query: `query Op${i} { pets(first: 1) { totalCount } }` });
+    // Ten at a time: the names' order is not what the test is about.
+    for (let i = 0; i < 210; i += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) => request(t.url).post('/graphql').set('X-API-Key', t.adminKey).send({ query: `query Op${i + j} { pets(first: 1) { totalCount } }` })),
+      );
     }
     const text = (await request(t.url).get('/metrics')).text;
     const names = new Set([...text.matchAll(/petstore_http_requests_total\{surface="graphql",operation="([^"]+)"/g)].map((m) => m[1]));
