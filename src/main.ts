@@ -1,7 +1,5 @@
 // First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
 import './telemetry/start';
-// Before TypeORM loads: its drivers for other databases stay unread.
-import './db/postgres-driver-only';
 import 'reflect-metadata';
 import { misspelledVariables } from './config';
 import { databaseLocation } from './db/database-location';
