@@ -4,7 +4,7 @@ import { type Claimant, FairTurns, type Tier, TurnWaitTimeout } from '../../src/
 import { Scope, watchSignal } from '../../src/common/scope';
 import { StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
-import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
+import { DatabaseNotAnswering, isDatabaseUnavailable } from '../../src/sql/pg-errors';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, type GraphQLResult, gql } from '../helpers/gql';
@@ -298,6 +298,7 @@ describe('StatementBudget', () => {
     const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { waitMs: 20 }));
     const error = await budget.acquire().catch((caught: unknown) => caught);
     expect(error).not.toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(DatabaseNotAnswering);
     expect(isDatabaseUnavailable(error)).toBe(true);
     stuck();
   });
