@@ -1,4 +1,4 @@
-// First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
+// First: tracing, when asked for, must start before pg and ioredis are loaded (its instrumentations patch them as they load).
 import './telemetry/start';
 import 'reflect-metadata';
 import { misspelledVariables } from './config';
