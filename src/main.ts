@@ -1,7 +1,5 @@
-// First: tracing, when asked for, must patch http, pg and ioredis before they are loaded.
+// First: tracing, when asked for, must start before pg and ioredis are loaded (its instrumentations patch them as they load).
 import './telemetry/start';
-// Before TypeORM loads: its drivers for other databases stay unread.
-import './db/postgres-driver-only';
 import 'reflect-metadata';
 import { misspelledVariables } from './config';
 import { databaseLocation } from './db/database-location';

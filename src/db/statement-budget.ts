@@ -3,6 +3,7 @@ import type { Trace } from '../common/trace';
 import { ApiError, type RequestRefusal } from '../errors';
 import { type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
 import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld, unpaidDatabaseTimeSpent } from '../refusals';
+import { DatabaseNotAnswering } from '../sql/pg-errors';
 import type { Budget } from '../sql/statements';
 import type { ClassDatabaseTime } from './class-database-time';
 import type { DatabaseTime } from './database-time';
@@ -115,7 +116,7 @@ export class StatementBudget implements Budget {
       // moved (429), or the pool was busy with others' (503). None finished in a whole statement
       // timeout: the database is not answering (503, as for the statements ahead).
       if (error.ownRan && error.turnedOver) throw this.refuse(ownStatementsHeld(error.timeoutMs, claimant.max));
-      if (!error.turnedOver && !bounded) throw new Error(`timeout exceeded when trying to connect: ${error.message}, no statement ahead finished`);
+      if (!error.turnedOver && !bounded) throw new DatabaseNotAnswering(error.timeoutMs);
       throw this.refuse(databaseSaturated(error.timeoutMs, true, turns.capacity, error.classBound));
     }
   }

@@ -11,7 +11,6 @@ import type { Config } from '../config';
 import type { Context } from '../context';
 import type { Logger } from '../logger';
 import { APQ_TTL_SECONDS } from './apq-cache';
-import { shareArgumentsOfArgumentFreeFields } from './argument-free-fields';
 import { createErrorFormatter } from '../format-error';
 import { cachePolicyHooks } from './cache-policy.plugin';
 import { httpStatusHooks } from './http-status.plugin';
@@ -44,7 +43,6 @@ export async function startGraphQLServer(
   catalogueSize: () => number,
   { apqCache, documentStore }: PersistedDocumentStores = {},
 ): Promise<ApolloServer<Context>> {
-  shareArgumentsOfArgumentFreeFields();
   const server = new ApolloServer<Context>({
     // Executed by graphql-js, Apollo's own executor: the one path every answer takes.
     schema,

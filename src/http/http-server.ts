@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { MAX_BODY_BYTES } from '../common/bounds';
 import { type Failure, failureBody, refusalFailure } from '../format-error';
 import { malformedRequest, methodNotAllowed } from '../refusals';
+import { tracedRequests } from '../telemetry';
 
 /** Bounds that keep slow or stalled clients from holding sockets (docs/operating.md "Operations"). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -31,7 +32,8 @@ export interface HttpServerTimeouts {
  * expectation other than 100-continue go to the app instead, which refuses them after counting
  * them, so that they carry rate-limit headers like any other refusal (malformed-http.ts).
  */
-export function createHttpServer(app: RequestListener, timeouts: HttpServerTimeouts = {}): Server {
+export function createHttpServer(untraced: RequestListener, timeouts: HttpServerTimeouts = {}): Server {
+  const app = tracedRequests(untraced);
   const server = createServer(
     { connectionsCheckingInterval: timeouts.checkEveryMs ?? CONNECTIONS_CHECKING_INTERVAL_MS, requireHostHeader: false },
     app,

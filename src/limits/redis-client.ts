@@ -12,8 +12,8 @@ export type RedisConnection = Redis | Cluster;
  */
 export const LIMITER_REDIS_OPTIONS: RedisOptions = {
   // No Pipeline per tick: a request sends one command, and auto-pipelining's Pipeline and flush
-  // cost more CPU than the writes it saved (docs/lab/round-3-cpu-and-memory.md). The limiter store
-  // gathers a turn's hits into one write by corking the socket instead (gathered-writes.ts).
+  // cost more CPU than the writes it saves (docs/lab/patches-taken-out.md): each command is
+  // written as it is sent.
   enableAutoPipelining: false,
   connectTimeout: 250,
   commandTimeout: 250,

@@ -1,5 +1,4 @@
 import type { BanPolicy, LimiterStore, StoreOutcome } from './limiter-store';
-import { GatheredWrites } from './gathered-writes';
 import { BAN_SCRIPT, HIT_SCRIPT, PEEK_SCRIPT, REFUND_SCRIPT } from './redis.scripts';
 import type { RedisConnection } from './redis-client';
 import { type WindowSpec, type WindowState, windowState } from './window';
@@ -21,7 +20,6 @@ interface LimiterCommands {
  */
 export class RedisLimiterStore implements LimiterStore {
   private readonly commands: LimiterCommands;
-  private readonly writes: GatheredWrites;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -35,7 +33,6 @@ export class RedisLimiterStore implements LimiterStore {
       redis.defineCommand('rateLimitRefund', { lua: REFUND_SCRIPT });
     }
     this.commands = redis as unknown as LimiterCommands;
-    this.writes = new GatheredWrites(redis);
   }
 
   async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
@@ -46,8 +43,6 @@ export class RedisLimiterStore implements LimiterStore {
     for (const spec of specs) command.push(tagged + spec.name);
     command.push(tagged + 'refusals', tagged + 'ban', at, ban.threshold, Math.trunc(ban.durationMs));
     for (const spec of specs) command.push(spec.limit, spec.lengthMs);
-    // Every request sends a hit: those of one turn of the event loop leave in one write.
-    this.writes.gather();
     const [kind, extra, ...raw] = await this.commands.rateLimitHit(...(command as [number, ...(string | number)[]]));
     const windows = states(specs, raw.map(Number), at);
     switch (kind) {

@@ -1,29 +1,58 @@
-import { connect } from 'node:net';
-import type { Client } from 'pg';
+import { Client, type ClientConfig, type Pool } from 'pg';
 
-/** The protocol's CancelRequest code (PostgreSQL docs, "Message Formats"). */
-const CANCEL_REQUEST_CODE = 80877102;
 /** A cancel that gets no answer is given up on: it is a courtesy to the database, never awaited. */
 const CANCEL_TIMEOUT_MS = 2_000;
 
+interface Backend {
+  /** The server process serving the connection, once `SELECT pg_backend_pid()` has answered. */
+  readonly pid: Promise<number | undefined>;
+  /** Where a connection of the cancel's own is made: the same server as the connection's. */
+  readonly server: ClientConfig;
+}
+
+/** The backend of each connection of a pool `cancelOnAbort` was given. */
+const backends = new WeakMap<object, Backend>();
+
 /**
- * Asks the server to cancel the statement `client` is running, as `psql`'s Ctrl-C does: the
- * protocol's CancelRequest with the backend's key, on a connection of its own (the pool's may all
- * be busy). node-postgres has no public cancel; its connection's process id and secret key come
- * from the server's BackendKeyData at start-up. A server that sent none, or that does not know the
- * request (the embedded PGlite closes the connection), cancels nothing: the statement runs to its
- * end and is charged as any other.
+ * Makes the statements of `pool`'s connections cancellable by `cancelRunning`: the first time a
+ * connection is checked out, `SELECT pg_backend_pid()` is queued on it ahead of its first
+ * statement (pg runs a connection's queries in order), and its answer kept with the connection.
+ * `server` is where the cancel connects. Only for a session-mode pool: behind a transaction-mode
+ * pooler a connection has no backend of its own, and a pid read once would name another
+ * session's later.
  */
-export function cancelRunning(client: Client): void {
-  const { processID, secretKey } = client as Client & { processID?: number | null; secretKey?: number | null };
-  if (typeof processID !== 'number' || typeof secretKey !== 'number') return;
-  const request = Buffer.alloc(16);
-  request.writeInt32BE(16, 0);
-  request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
-  request.writeInt32BE(processID, 8);
-  request.writeInt32BE(secretKey, 12);
-  const socket = connect(client.port, client.host, () => socket.end(request));
-  socket.setTimeout(CANCEL_TIMEOUT_MS, () => socket.destroy());
-  socket.on('error', () => socket.destroy());
-  socket.unref();
+export function cancelOnAbort(pool: Pool, server: ClientConfig): void {
+  pool.on('acquire', (client) => {
+    if (backends.has(client)) return;
+    const pid = client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then(
+      ({ rows }) => rows[0]?.pid,
+      () => undefined,
+    );
+    backends.set(client, { pid, server });
+  });
+}
+
+/**
+ * Asks the server to cancel the statement `client` is running: `pg_cancel_backend` with its
+ * backend's pid, on a connection of its own (the pool's may all be busy). A connection of a pool
+ * not given to `cancelOnAbort` (the embedded PGlite's, which runs one statement at a time, or a
+ * transaction-mode pool's) cancels nothing: the statement runs to its end and is charged as any
+ * other. The caller never reuses a connection it cancelled on, so the pid names no later statement.
+ */
+export function cancelRunning(client: object): void {
+  const backend = backends.get(client);
+  if (backend === undefined) return;
+  void backend.pid.then(async (pid) => {
+    if (pid === undefined) return;
+    const canceller = new Client({ ...backend.server, connectionTimeoutMillis: CANCEL_TIMEOUT_MS, query_timeout: CANCEL_TIMEOUT_MS });
+    canceller.on('error', () => undefined);
+    try {
+      await canceller.connect();
+      await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    } catch {
+      // A cancel that fails leaves the statement to its own end, as with no cancel at all.
+    } finally {
+      await canceller.end().catch(() => undefined);
+    }
+  });
 }

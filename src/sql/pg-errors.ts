@@ -13,6 +13,20 @@ export const isForeignKeyViolation = (error: unknown) => ['23503', '23001'].incl
 /** 23505: a unique index already holds the value. */
 export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
 
+/**
+ * No connection came in a whole statement timeout and no statement ahead finished meanwhile: the
+ * database is not answering. Coded as PostgreSQL codes a connection that could not be made
+ * (SQLSTATE 08001), so that it is handled as the driver's own connection failures are.
+ */
+export class DatabaseNotAnswering extends Error {
+  readonly code = '08001';
+
+  constructor(waitedMs: number) {
+    super(`no connection came in ${waitedMs} ms and no statement ahead finished`);
+    this.name = 'DatabaseNotAnswering';
+  }
+}
+
 /** Socket-level failures: PostgreSQL is down, unreachable, or the pool could not connect in time. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 const CONNECTION_MESSAGES =

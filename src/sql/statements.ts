@@ -1,6 +1,6 @@
 import type { Client, PoolClient, QueryResultRow } from 'pg';
 import type { AbortWatch } from '../common/scope';
-import type { Trace } from '../common/trace';
+import { inTrace, type Trace } from '../common/trace';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { cancelRunning } from './cancel';
 import { poolOf } from './pool';
@@ -130,7 +130,6 @@ export class Statements {
       const connection = await connectUnlessAborted(connect, release, client);
       // The statement's time is what it holds a connection, not what it waited for one.
       const connectedAt = performance.now();
-      const detach = this.budget?.trace?.attach(connection);
       let cancelled = false;
       const cancel = () => {
         cancelled = true;
@@ -139,13 +138,13 @@ export class Statements {
       const stopListening = client?.onAbort(cancel);
       let failure: Error | undefined;
       try {
-        return await work(connection);
+        // Inside the request's trace: the statements `work` sends are its spans' children.
+        return await inTrace(this.budget?.trace, () => work(connection));
       } catch (error) {
         if (error instanceof Error) failure = error;
         throw error;
       } finally {
         stopListening?.();
-        detach?.();
         this.budget?.charge(performance.now() - connectedAt);
         // A cancel may land after the statement has ended: the connection is never reused, lest it cancel another's.
         await release(connection, cancelled ? new StatementCancelled() : failure);

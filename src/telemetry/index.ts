@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { Trace } from '../common/trace';
 
@@ -9,9 +10,11 @@ import type { Trace } from '../common/trace';
 
 /** What a running tracer gives the rest of the gateway (sdk.ts). */
 export interface Tracing {
+  /** `listener` with a server span for each request the sampler keeps, run in its context. */
+  traced(listener: RequestListener): RequestListener;
   /** The GraphQL operation span of each HTTP request. */
   plugin(): ApolloServerPlugin;
-  /** The trace of the request whose `emit` is running, when its sampler kept it. */
+  /** The trace of the request whose listener is running, when its sampler kept it. */
   activeTrace(): Trace | undefined;
   /** Runs `subscribe` inside a span of its own, the child of `parent` or, for 'root', a trace's root. */
   traceSubscribe<T>(operationName: string | null | undefined, parent: Trace | 'root', subscribe: (trace: Trace | undefined) => Promise<T>): Promise<T>;
@@ -35,8 +38,8 @@ export function tracingRequested(env: Record<string, string | undefined>): boole
 }
 
 /**
- * Starts tracing when the environment asks for it. It must run before http, pg and ioredis are
- * first required, which the instrumentations patch as they load: see start.ts.
+ * Starts tracing when the environment asks for it. It must run before pg and ioredis are first
+ * required, which the instrumentations patch as they load: see start.ts.
  */
 export function startTracing(env: Record<string, string | undefined> = process.env): void {
   if (tracing || !tracingRequested(env)) return;
@@ -44,6 +47,11 @@ export function startTracing(env: Record<string, string | undefined> = process.e
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startSdk } = require('./sdk') as typeof import('./sdk');
   tracing = startSdk(env);
+}
+
+/** The HTTP server's request listener: with a server span per kept request while tracing, else `listener` itself. */
+export function tracedRequests(listener: RequestListener): RequestListener {
+  return tracing ? tracing.traced(listener) : listener;
 }
 
 /** The GraphQL operation span's plugin while tracing, else none. */

@@ -1,17 +1,12 @@
 import { type Context, context, trace } from '@opentelemetry/api';
 import type { Trace } from '../common/trace';
-import { holdConnection } from './pg-connections';
 
-/** A recorded request's (or subscription operation's) context, carried by the gateway itself (sync-context.ts). */
+/** A recorded request's (or subscription operation's) context, carried with the request. */
 export class RequestTrace implements Trace {
   constructor(readonly context: Context) {}
 
   run<T>(work: () => T): T {
     return context.with(this.context, work);
-  }
-
-  attach(connection: object): () => void {
-    return holdConnection(connection, this.context);
   }
 
   logFields(): { traceId: string; spanId: string } {

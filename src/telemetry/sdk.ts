@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
-import { type Context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import { type Context, context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
@@ -7,13 +7,9 @@ import { type ExecutionArgs, getOperationAST } from 'graphql';
 import type { Trace } from '../common/trace';
 import type { Tracing } from '.';
 import { operationSpanPlugin } from './operation-span.plugin';
-import { enterHeldConnections } from './pg-connections';
-import { enterQueuedCommands } from './redis-commands';
 import { activeTrace, RequestTrace } from './request-trace';
-import { patchingWhile } from './require-hook';
 import { admittedSampler, requestDoor, sampledAtTheDoor, samplerFromEnv } from './sampling';
-import { traceIncomingRequests } from './server-span';
-import { SyncContextManager } from './sync-context';
+import { tracedListener } from './server-span';
 
 /** The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES gives one. */
 const SERVICE_NAME = 'petstore-gateway';
@@ -28,53 +24,41 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * the key re-checks) start no trace of their own.
  *
  * The sampler (OTEL_TRACES_SAMPLER) is asked at the door, before any span or attribute exists: a
- * request it keeps gets its server span from server-span.ts; one it leaves out runs as with tracing
- * off, and its statements and Redis calls, having no parent, make no span either. The SDK's own
- * sampler then records every root that came through the door. No HTTP instrumentation: it built a
- * request's attributes, and wrapped its response, whether the span was recorded or not, and the
- * gateway serves no other HTTP library's requests and sends none (the exporter's own requests must
- * make no span).
+ * request it keeps gets its server span from server-span.ts, made by the gateway's own request
+ * listener (Tracing.traced); one it leaves out runs as with tracing off, and its statements and
+ * Redis calls, having no parent, make no span either. The SDK's own sampler then records every
+ * root that came through the door. No HTTP instrumentation: it built a request's attributes, and
+ * wrapped its response, whether the span was recorded or not, and the gateway serves no other
+ * HTTP library's requests and sends none (the exporter's own requests must make no span).
  *
- * No context is propagated through async hooks (sync-context.ts): a kept request's context is
- * taken in its listener's first step, carried on its scope and GraphQL context (request-trace.ts),
- * and entered around the calls where ioredis and pg start their spans. pg and ioredis are patched
- * here, at start, and `require` is given back unhooked (require-hook.ts).
+ * The context is the SDK's own context manager's (AsyncLocalStorage): a kept request's listener
+ * runs in its span's context, and pg's and ioredis's instrumentations find it across the
+ * request's awaits. Work the gateway runs for a request outside its listener's chain (a
+ * subscription's statements) is entered in the request's trace explicitly (request-trace.ts).
  */
 export function startSdk(env: Record<string, string | undefined>): Tracing {
   const named = Boolean(env.OTEL_SERVICE_NAME?.trim()) || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sampler = samplerFromEnv(env);
-  const sdk = patchingWhile(() => {
-    const started = new NodeSDK({
-      ...(named ? {} : { serviceName: SERVICE_NAME }),
-      sampler: admittedSampler(),
-      contextManager: new SyncContextManager(),
-      instrumentations: [
-        // Statements with their text, never their bound values. A pool checkout is no span: the
-        // pool's waiting clients are a metric already (petstore_db_pool_connections).
-        new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-        // The command alone: the limiter's keys name a client (an address, a key id).
-        new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
-      ],
-      metricReaders: [],
-      logRecordProcessors: [],
-    });
-    started.start();
-    // Loaded now, patched as they load (pg loads pg-pool and its client with it); then a statement
-    // is sent in the trace of the request holding its connection, a queued Redis command in the one
-    // it was issued in.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    enterHeldConnections((require('pg') as typeof import('pg')).Client as never);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    enterQueuedCommands(require('ioredis') as never);
-    return started;
+  const sdk = new NodeSDK({
+    ...(named ? {} : { serviceName: SERVICE_NAME }),
+    sampler: admittedSampler(),
+    instrumentations: [
+      // Statements with their text, never their bound values. A pool checkout is no span: the
+      // pool's waiting clients are a metric already (petstore_db_pool_connections).
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      // The command alone: the limiter's keys name a client (an address, a key id).
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+    ],
+    metricReaders: [],
+    logRecordProcessors: [],
   });
+  sdk.start();
   const tracer = trace.getTracer(SERVICE_NAME);
   // Once the SDK has installed the propagators the door reads.
   const door = requestDoor(sampler);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { Server } = require('node:http') as typeof import('node:http');
-  traceIncomingRequests(Server.prototype as never, tracer, (request: IncomingMessage) => (UNTRACED_PATHS.has(pathOf(request)) ? undefined : door(request.headers)));
+  const admit = (request: IncomingMessage) => (UNTRACED_PATHS.has(pathOf(request)) ? undefined : door(request.headers));
   return {
+    traced: (listener: RequestListener) => tracedListener(listener, tracer, admit),
     plugin: () => operationSpanPlugin(tracer),
     activeTrace,
     traceSubscribe: (operationName, parent, subscribe) => {
@@ -107,7 +91,8 @@ async function traceSubscribe<T>(tracer: Tracer, operationName: string | null | 
   const kind = trace.getSpan(parent) ? SpanKind.INTERNAL : SpanKind.SERVER;
   const span = tracer.startSpan(operationName ? `subscription ${operationName}` : 'subscription', { kind, attributes }, parent);
   try {
-    const result = await subscribe(new RequestTrace(trace.setSpan(parent, span)));
+    const active = trace.setSpan(parent, span);
+    const result = await context.with(active, subscribe, undefined, new RequestTrace(active));
     if (Array.isArray(result)) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: String((result[0] as { code?: unknown } | undefined)?.code ?? 'refused') });
     } else {

@@ -1,10 +1,7 @@
 import { errorMonitor } from 'node:events';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { type Attributes, type Context, context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { RPCType, setRPCMetadata } from '@opentelemetry/core';
-
-type Emit = (this: unknown, event: string | symbol, ...args: unknown[]) => boolean;
-type RequestEmit = (this: unknown, event: string | symbol, request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** The methods HTTP's conventions name; any other is `_OTHER`, with the method sent as `http.request.method_original`. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -12,25 +9,19 @@ const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'P
 const REDACTED_PARAMS = ['variables'];
 
 /**
- * Makes the server span of each HTTP request the sampler keeps, as OpenTelemetry's HTTP
- * conventions describe it (the span the HTTP instrumentation made before, without its work for
- * requests it does not record): named after the method (the GraphQL route names it `POST /graphql`
+ * `listener` with a server span for each HTTP request the sampler keeps, as OpenTelemetry's HTTP
+ * conventions describe it: named after the method (the GraphQL route names it `POST /graphql`
  * once known, operation-span.plugin.ts), of kind server, the child of the caller's `traceparent`,
  * in error for a 5xx or a failed response, ended when the response closes. `admit` is the door:
  * the caller's context when the request is to be recorded, else undefined; a request it leaves
- * out goes through the server's `emit` as it would with tracing off, no span, no context, no
- * listener added. The request's listeners run inside the span's context for their synchronous
- * first step, where the request takes its trace (request-trace.ts).
+ * out goes to `listener` as it would with tracing off, no span, no context, no listener added. A
+ * kept request's listener runs inside the span's context, which the context manager carries
+ * across its awaits.
  */
-export function traceIncomingRequests(prototype: { emit: Emit }, tracer: Tracer, admit: (request: IncomingMessage) => Context | undefined): void {
-  const bare = prototype.emit as RequestEmit;
-  // Every event of the server goes through here: any other than 'request' (whose arguments are the
-  // request and its response) is passed on as it came, with no array made of its arguments.
-  (prototype as { emit: RequestEmit }).emit = function emit(this: unknown, event: string | symbol, request: IncomingMessage, response: ServerResponse) {
-    // eslint-disable-next-line prefer-rest-params
-    if (event !== 'request') return bare.apply(this, arguments as unknown as Parameters<RequestEmit>);
+export function tracedListener(listener: RequestListener, tracer: Tracer, admit: (request: IncomingMessage) => Context | undefined): RequestListener {
+  return (request, response) => {
     const parent = admit(request);
-    if (parent === undefined) return bare.call(this, event, request, response);
+    if (parent === undefined) return listener(request, response);
     // The attributes are set on the started span, not given to startSpan: the SDK would copy and
     // check them twice for its sampler, which reads none (sampling.ts), before the span checks them.
     const span = tracer.startSpan(request.method || 'GET', { kind: SpanKind.SERVER }, parent);
@@ -39,7 +30,7 @@ export function traceIncomingRequests(prototype: { emit: Emit }, tracer: Tracer,
     // The route is named by whoever knows it, as a framework's instrumentation names it.
     const active = setRPCMetadata(trace.setSpan(parent, span), { type: RPCType.HTTP, span });
     try {
-      return context.with(active, bare, this, event, request, response);
+      return context.with(active, listener, undefined, request, response);
     } catch (error) {
       failed(span, error as Error);
       throw error;

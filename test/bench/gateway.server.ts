@@ -1,6 +1,5 @@
 // First, as in src/main.ts: the traced contender's instrumentations patch http, pg and ioredis as they load.
 import '../../src/telemetry/start';
-import '../../src/db/postgres-driver-only';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { startGateway } from '../../src/gateway';

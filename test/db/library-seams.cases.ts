@@ -1,8 +1,10 @@
 import { Pool, type PoolClient } from 'pg';
 import { Category } from '../../src/pets/category.entity';
+import { cancelRunning } from '../../src/sql/cancel';
 import { poolOf } from '../../src/sql/pool';
 import { type Budget, Statements } from '../../src/sql/statements';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/database';
+import { waitFor } from '../helpers/wait';
 
 /**
  * What the statement budget relies on in TypeORM and pg (sql/pool.ts, sql/statements.ts), so that
@@ -100,4 +102,30 @@ it('a checked-out connection has an error listener before any statement runs, an
   const kept = await pool.connect();
   kept.release();
   expect(kept.listenerCount('error')).toBe(1);
+});
+
+/**
+ * node-postgres has no public cancel: sql/cancel.ts reads each connection's backend pid when it is
+ * first checked out and cancels with `pg_cancel_backend` on a connection of its own. The embedded
+ * database runs one statement at a time, so a cancel there could only follow the statement: it is
+ * not sent, and the statement runs to its end.
+ */
+it('a running statement is cancelled through pg_cancel_backend on PostgreSQL, and left to its end on the embedded database', async () => {
+  const client = await poolOf(db.dataSource).connect();
+  try {
+    const sleep = db.embedded ? 'SELECT pg_sleep(0.2)' : 'SELECT pg_sleep(30)';
+    const outcome = client.query(sleep).then(
+      () => 'ran to its end',
+      (error: { code?: unknown }) => `failed with ${String(error.code)}`,
+    );
+    if (!db.embedded) {
+      const running = async () =>
+        (await adminQuery<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1 AND state = $2', [sleep, 'active']))[0]!.n === 1;
+      await waitFor(running, 10_000, 'the statement running');
+    }
+    cancelRunning(client);
+    expect(await outcome).toBe(db.embedded ? 'ran to its end' : 'failed with 57014');
+  } finally {
+    client.release(new Error('cancelled on'));
+  }
 });

@@ -4,7 +4,7 @@ import { type Claimant, FairTurns, type Tier, TurnWaitTimeout } from '../../src/
 import { Scope, watchSignal } from '../../src/common/scope';
 import { StatementBudget, STATEMENTS_PER_REQUEST } from '../../src/db/statement-budget';
 import { ApiError, RequestRefusal } from '../../src/errors';
-import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
+import { DatabaseNotAnswering, isDatabaseUnavailable } from '../../src/sql/pg-errors';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { codes, type GraphQLResult, gql } from '../helpers/gql';
@@ -298,6 +298,7 @@ describe('StatementBudget', () => {
     const budget = new StatementBudget(allowance(turns, claimant('ip:1'), { waitMs: 20 }));
     const error = await budget.acquire().catch((caught: unknown) => caught);
     expect(error).not.toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(DatabaseNotAnswering);
     expect(isDatabaseUnavailable(error)).toBe(true);
     stuck();
   });
@@ -377,16 +378,24 @@ describe('through HTTP', () => {
   const pages = (count: number) =>
     `{ ${Array.from({ length: count }, (_, i) => `a${i}: pets(first: 1, after: null, filter: { nameContains: "${i % 2 ? 'Rex' : 'Tom'}" }) { nodes { id } }`).join(' ')} }`;
 
-  /** The most statements the pg clients of this process had running at once while `action` ran. */
+  /**
+   * The most pg clients of this process that had a statement running at once while `action` ran.
+   * Counted by connection: a connection runs its queries one after another (a new one reads its
+   * backend pid ahead of its first statement, sql/cancel.ts).
+   */
   async function mostAtOnce(action: () => Promise<unknown>): Promise<number> {
-    let running = 0;
+    const inFlight = new Map<Client, number>();
     let most = 0;
     await withClientQuery(
       (original) =>
         function (this: Client, ...args: unknown[]) {
-          running += 1;
-          most = Math.max(most, running);
-          const done = () => (running -= 1);
+          inFlight.set(this, (inFlight.get(this) ?? 0) + 1);
+          most = Math.max(most, inFlight.size);
+          const done = () => {
+            const left = inFlight.get(this)! - 1;
+            if (left === 0) inFlight.delete(this);
+            else inFlight.set(this, left);
+          };
           // pg-pool passes a callback; TypeORM awaits the promise.
           const callback = args.at(-1);
           if (typeof callback === 'function') args[args.length - 1] = (...answer: unknown[]) => (done(), callback(...answer));
