@@ -15,19 +15,7 @@ async function main(): Promise<void> {
   const gateway = await startGateway();
   const { logger, generatedAdminKey, adminKeyFile, config } = gateway;
   const url = `${gateway.url}/graphql`;
-  const database = databaseLocation(config);
-  logger.info({ url, database }, 'gateway listening');
-  console.log(`\nPet Store gateway: ${url}`);
-  console.log(`Database: ${database}`);
-  if (config.redis && gateway.app.limiterStatus() === 'degraded') {
-    const where = redisAddress(config.redis);
-    console.error(`Warning: Redis at ${where} cannot be reached: rate limits and bans are per instance until it answers; is it running, and is the address right?`);
-  }
-  if (generatedAdminKey) {
-    const kept = adminKeyFile ? `kept in ${adminKeyFile} for the next start` : 'made for this run: the database is in memory';
-    console.log(`Admin API key (${kept}; set ADMIN_API_KEY to choose one): ${generatedAdminKey}\n`);
-  }
-
+  // Before the ready line: whoever reads it may signal at once, and a signal with no listener yet ends the process.
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -52,6 +40,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  const database = databaseLocation(config);
+  logger.info({ url, database }, 'gateway listening');
+  console.log(`\nPet Store gateway: ${url}`);
+  console.log(`Database: ${database}`);
+  if (config.redis && gateway.app.limiterStatus() === 'degraded') {
+    const where = redisAddress(config.redis);
+    console.error(`Warning: Redis at ${where} cannot be reached: rate limits and bans are per instance until it answers; is it running, and is the address right?`);
+  }
+  if (generatedAdminKey) {
+    const kept = adminKeyFile ? `kept in ${adminKeyFile} for the next start` : 'made for this run: the database is in memory';
+    console.log(`Admin API key (${kept}; set ADMIN_API_KEY to choose one): ${generatedAdminKey}\n`);
+  }
 }
 
 main().catch((error: unknown) => {
