@@ -85,15 +85,10 @@ export type PlannedCaller = { kind: 'key'; key: { plan: Plan } } | { kind: 'anon
 /** The caller's plan's row; anonymous: FREE's. */
 const limitsOf = (caller: PlannedCaller): PlanLimits => PLAN_LIMITS[caller.kind === 'key' ? caller.key.plan : Plan.FREE];
 
-/**
- * How many requests of the caller may be in flight at once on an instance, and wait. The queue
- * holds at least a minute's quota, so that a burst is refused by its window (at once, past the
- * quota) rather than by a full queue while its window still admits: 150 requests at once from a
- * FREE key are 60 answers and 90 refusals.
- */
+/** How many requests of the caller may be in flight at once on an instance, and wait. */
 export function admissionOfCaller(caller: PlannedCaller): Admission {
-  const { requestsInFlight: max, quota } = limitsOf(caller);
-  return { max, queue: Math.max(2 * max, quota?.perMinute ?? 0), waitMs: ADMISSION_WAIT_MS };
+  const max = limitsOf(caller).requestsInFlight;
+  return { max, queue: 2 * max, waitMs: ADMISSION_WAIT_MS };
 }
 
 /** Milliseconds of statement time the caller may use per minute on an instance. */

@@ -165,10 +165,8 @@ describe('InFlight', () => {
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue of twice that or a minute of its quota', () => {
-    expect(admissionOfCaller({ kind: 'anonymous' })).toEqual({ max: 16, queue: 60, waitMs: ADMISSION_WAIT_MS });
-    expect(admissionOfCaller({ kind: 'key', key: { plan: Plan.PRO } }).queue).toBe(PLAN_LIMITS[Plan.PRO].quota.perMinute);
-    expect(admissionOfCaller({ kind: 'key', key: { plan: Plan.ENTERPRISE } }).queue).toBe(2 * PLAN_LIMITS[Plan.ENTERPRISE].requestsInFlight);
+  it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue twice as long', () => {
+    expect(admissionOfCaller({ kind: 'anonymous' })).toEqual({ max: 16, queue: 32, waitMs: ADMISSION_WAIT_MS });
     const plans = [Plan.FREE, Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE];
     const bounds = plans.map((plan) => admissionOfCaller({ kind: 'key', key: { plan } }).max);
     expect(bounds).toEqual([...bounds].sort((a, b) => a - b));
