@@ -53,6 +53,10 @@ class Builder {
   readonly fragments = new Map<string, { type: Kind; text: string }>();
   private aliases = 0;
   private readonly booleans: string[];
+  /** Fragments being written around the current selection. */
+  private inFragments = 0;
+  /** Whether a page size that its field refuses as it resolves (0, 101) has been written. */
+  private refusedPage = false;
 
   constructor(
     readonly rng: ReturnType<typeof random>,
@@ -98,8 +102,21 @@ class Builder {
     return this.value('ID!', [`"${id}"`, `"0${id}"`, '"999999"', id], this.rng.pick([id, `0${id}`, Number(id), '999999']), this.rng.pick(['abc', null, -1, '']));
   }
 
+  /**
+   * A page's arguments. At most one page size of a document is refused as its field resolves (0 or
+   * 101: the field's own check), and none in a fragment, which may be spread under several fields:
+   * when several fields fail under non-null parents, graphql-js answers with the first failure to
+   * settle, which over a pool of connections is not always the same one. Any other size is
+   * refused as the variables are read, before execution, the same way every time.
+   */
   page(filter: boolean): string {
-    const first = this.value('Int', ['1', '2', '3', '0'], this.rng.int(1, 3), this.rng.pick([0, 101, 'x', 1.5]));
+    let first = this.value('Int', ['1', '2', '3', '0'], this.rng.int(1, 3), this.rng.pick([0, 101, 'x', 1.5]));
+    const variable = first.startsWith('$') ? first.slice(1) : undefined;
+    const refused = variable ? typeof this.badValues[variable] === 'number' : first === '0';
+    if (refused && (this.refusedPage || this.inFragments > 0)) {
+      if (variable) this.badValues[variable] = 'x';
+      else first = '1';
+    } else if (refused) this.refusedPage = true;
     const status = filter && this.rng.chance(0.3) ? `, filter: { status: ${this.value('PetStatus', ['AVAILABLE', 'SOLD'], this.rng.pick(['AVAILABLE', 'PENDING']), 'LOST')} }` : '';
     return `(first: ${first}${status})`;
   }
@@ -139,7 +156,10 @@ class Builder {
       name = `F${this.fragments.size}`;
       // Reserved first, so that a nested spread of the same type cannot name itself.
       this.fragments.set(name, { type, text: '' });
-      this.fragments.set(name, { type, text: `fragment ${name} on ${type} { ${this.selection(type, Math.max(0, depth - 1))} }` });
+      this.inFragments += 1;
+      const selection = this.selection(type, Math.max(0, depth - 1));
+      this.inFragments -= 1;
+      this.fragments.set(name, { type, text: `fragment ${name} on ${type} { ${selection} }` });
     }
     return `...${name}${this.condition()}`;
   }
