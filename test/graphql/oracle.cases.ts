@@ -1,10 +1,26 @@
-import { type DocumentNode, execute, type ExecutionResult, GraphQLError, type GraphQLSchema, Kind, parse, specifiedRules, validate } from 'graphql';
+import {
+  type DocumentNode,
+  execute,
+  type ExecutionResult,
+  getNamedType,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  print,
+  specifiedRules,
+  typeFromAST,
+  validate,
+} from 'graphql';
 import pino from 'pino';
 import type { Caller } from '../../src/auth/caller';
 import { createContext } from '../../src/context';
 import { formatGraphQLError } from '../../src/format-error';
 import { buildGatewaySchema } from '../../src/graphql/schema';
+import { sampleVariables } from '../../src/graphql/sample-variables';
 import { extraValidationRules } from '../../src/graphql/server';
+import { corpusDocument, corpusOperation } from '../frontend/corpus';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, setStock } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
@@ -201,12 +217,29 @@ const FINDINGS = (): OracleDocument[] => {
   ];
 };
 
-it(`answers ${GENERATED} generated documents and every finding as graphql-js does, over POST and GET, every time`, async () => {
-  const operations = [...FINDINGS(), ...generateDocuments(GENERATED, 20_240_601, petIds)];
+/**
+ * The front end's own queries (test/frontend/documents): each with its required variables, over
+ * every value of its Boolean ones. Not `rateLimit`'s: its answer is the quota that each request
+ * spends, so no two answers are meant to be equal.
+ */
+const CORPUS = (): OracleDocument[] =>
+  corpusDocument()
+    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query')
+    .filter((operation) => !print(corpusOperation(operation.name!.value)).includes('rateLimit'))
+    .map((operation) => {
+      const name = operation.name!.value;
+      const booleans = (operation.variableDefinitions ?? [])
+        .filter((definition) => getNamedType(typeFromAST(schema, definition.type))?.name === 'Boolean')
+        .map((definition) => definition.variable.name.value);
+      return { name: `the front end's ${name}`, query: print(corpusOperation(name)), variableSets: [sampleVariables(schema, operation)], booleans };
+    });
+
+it(`answers ${GENERATED} generated documents, the front end's queries and every finding as graphql-js does, over POST and GET, every time`, async () => {
+  const operations = [...FINDINGS(), ...CORPUS(), ...generateDocuments(GENERATED, 20_240_601, petIds)];
   const started = Date.now();
   const { mismatches, compared } = await checkAll(operations);
   const variableSets = operations.reduce((sum, { booleans, variableSets }) => sum + variableSets.length * 2 ** booleans.length, 0);
-  printFigure(`oracle: ${operations.length} operations (${GENERATED} generated documents in operations of 8, and ${FINDINGS().length} findings), ${variableSets} sets of variables, ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries} sends or references made again after a database timeout, ${Date.now() - started} ms`);
+  printFigure(`oracle: ${operations.length} operations (${GENERATED} generated documents in operations of 8, ${CORPUS().length} of the front end's, and ${FINDINGS().length} findings), ${variableSets} sets of variables, ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries} sends or references made again after a database timeout, ${Date.now() - started} ms`);
   // The first few, whole: each names its document, variables, method and send.
   expect(mismatches.slice(0, 3)).toEqual([]);
   expect(compared).toBe(variableSets * SENDS);
