@@ -1,10 +1,8 @@
 import { GRAPHQL_PATH, STREAM_PATH } from '../endpoints';
 import { EXAMPLE_OPERATION } from './example-operation';
 import { EXPLORER_PATH } from './explorer-assets';
+import { inline } from './inline-value';
 import { OPERATIONS_OF } from './operations-of';
-
-/** A value written into an inline script: JSON, with `<` escaped so that no text can close the script. */
-const inline = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
  * GraphiQL's fetcher: queries and mutations are POSTed to /graphql; a subscription is a

@@ -2,15 +2,13 @@ import { DEFAULT_EMBEDDED_SANDBOX_VERSION } from '@apollo/server/plugin/landingP
 import { GRAPHQL_PATH } from '../endpoints';
 import { EXAMPLE_OPERATION } from './example-operation';
 import { EXPLORER_PATH } from './explorer-assets';
+import { inline } from './inline-value';
 
 /** Apollo's embeddable Sandbox, from Apollo's CDN at the version Apollo Server's own landing page loads. */
 export const SANDBOX_SCRIPT = `https://embeddable-sandbox.cdn.apollographql.com/${DEFAULT_EMBEDDED_SANDBOX_VERSION}/embeddable-sandbox.umd.production.min.js`;
 
 /** How long the page waits for Sandbox's script before showing GraphiQL instead, within the 3 s docs/contract.md §8 allows. */
 export const SANDBOX_WAIT_MS = 2_000;
-
-/** A value written into an inline script: JSON, with `<` escaped so that no text can close the script. */
-const inline = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
  * The page's one script. Sandbox's script is added by it, so that its failure is an event the page
