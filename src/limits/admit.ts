@@ -81,9 +81,9 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
-   * An HTTP request (GraphQL, REST): every step. Never rejects for a
-   * refusal: the answer says what to send. The request's in-flight slot is registered on `scope`
-   * as it is taken; a scope aborted while waiting gets `{}`.
+   * An HTTP request (GraphQL, REST): every step. Never rejects for a refusal: the answer says what
+   * to send. The request's in-flight slot is registered on `scope` as it is taken; a scope aborted
+   * while waiting gets `{}`.
    */
   admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
     return this.pass(caller, identity, scope.trace, scope);
