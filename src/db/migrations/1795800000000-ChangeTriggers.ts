@@ -14,11 +14,26 @@ export class ChangeTriggers1795800000000 implements MigrationInterface {
   name = 'ChangeTriggers1795800000000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
-    // The payload of a pet or category change (src/pets/pet.events.ts, category.events.ts), as stock_change() and order_change() build theirs.
+    // The payload of a pet or category change (src/pets/pet.events.ts, category.events.ts), as
+    // stock_change() and order_change() build theirs. The three are STABLE, as json_build_object
+    // is, so that the planner inlines them into the triggers' expressions: DomainRules' IMMUTABLE
+    // ones run as a function call of their own per row, which made a bulk INSERT of pets twice as slow.
     await queryRunner.query(`
       CREATE FUNCTION "catalogue_change"(type text, kind text, id bigint) RETURNS text
-      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+      LANGUAGE sql STABLE PARALLEL SAFE AS $$
         SELECT json_build_object('type', type, 'kind', kind, 'id', id::text)::text
+      $$
+    `);
+    await queryRunner.query(`
+      CREATE OR REPLACE FUNCTION "stock_change"(pet_id bigint, quantity integer, status "pet_status") RETURNS text
+      LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT json_build_object('type', 'stock', 'petId', pet_id::text, 'quantity', quantity, 'status', status)::text
+      $$
+    `);
+    await queryRunner.query(`
+      CREATE OR REPLACE FUNCTION "order_change"(kind text, id bigint, api_key_id bigint) RETURNS text
+      LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT json_build_object('type', 'order', 'kind', kind, 'id', id::text, 'apiKeyId', api_key_id::text)::text
       $$
     `);
     // TG_ARGV[0]: the change's type, 'pet' or 'category'.
