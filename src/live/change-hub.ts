@@ -1,12 +1,13 @@
+import { CATEGORY_CHANGE, type CategoryChange } from '../pets/category.events';
 import { PET_CHANGE, type PetChange, STOCK_CHANGE, type StockChange } from '../pets/pet.events';
 import { fitsShape } from '../sql/notification-shape';
 import { ORDER_CHANGE, type OrderChange } from '../store/order.events';
 
-/** A committed change, as announced by NOTIFY (sql/notify.ts). */
-export type Change = PetChange | StockChange | OrderChange;
+/** A committed change, as the tables' triggers announce it with NOTIFY (sql/notify.ts). */
+export type Change = PetChange | StockChange | OrderChange | CategoryChange;
 
 /** The shape of each type of change: what a payload must be to reach a subscriber. */
-export const CHANGE_SHAPES = { pet: PET_CHANGE, stock: STOCK_CHANGE, order: ORDER_CHANGE } as const;
+export const CHANGE_SHAPES = { pet: PET_CHANGE, stock: STOCK_CHANGE, order: ORDER_CHANGE, category: CATEGORY_CHANGE } as const;
 
 /**
  * Most events one subscription may have waiting to be sent. A burst of changes arrives at once
@@ -43,7 +44,12 @@ interface Listeners {
  * watching other pets cost it nothing.
  */
 export class ChangeHub {
-  private readonly listeners: Record<Change['type'], Listeners> = { stock: listeners(), pet: listeners(), order: listeners() };
+  private readonly listeners: Record<Change['type'], Listeners> = {
+    stock: listeners(),
+    pet: listeners(),
+    order: listeners(),
+    category: listeners(),
+  };
   private readonly positions = new WeakMap<Change, Promise<bigint | undefined>>();
 
   constructor(private readonly observer?: ChangeObserver) {}
@@ -80,6 +86,11 @@ export class ChangeHub {
     return this.stream('pet', ids, backlog);
   }
 
+  /** Changes of the listed categories, or of all. */
+  categoryChanges(ids: readonly string[] | null, backlog?: Backlog): AsyncIterableIterator<CategoryChange> {
+    return this.stream('category', ids, backlog);
+  }
+
   /** One key's orders, or all of them for an admin. */
   orderChanges(scope: { apiKeyId: string; admin: boolean }, backlog?: Backlog): AsyncIterableIterator<OrderChange> {
     return this.stream('order', scope.admin ? null : [scope.apiKeyId], backlog);
@@ -108,9 +119,16 @@ function listeners(): Listeners {
   return { all: new Set(), byId: new Map() };
 }
 
-/** The id a subscriber of a change's type may watch: the pet's, or the ordering key's. */
+/** The id a subscriber of a change's type may watch: the pet's, the category's, or the ordering key's. */
 function idOf(change: Change): string {
-  return change.type === 'stock' ? change.petId : change.type === 'pet' ? change.id : change.apiKeyId;
+  switch (change.type) {
+    case 'stock':
+      return change.petId;
+    case 'order':
+      return change.apiKeyId;
+    default:
+      return change.id;
+  }
 }
 
 /**

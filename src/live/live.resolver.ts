@@ -97,7 +97,7 @@ export class LiveResolver {
   @Directive('@stability(level: EXPERIMENTAL)')
   @Subscription(() => InventoryItem, {
     description:
-      "Experimental. A pet's stock as each change to it left it (an order placed, cancelled or completed, updateInventory), in commit order. Anonymous callers allowed.",
+      "Experimental. A pet's stock as each change to it left it (the pet created, an order placed, cancelled or completed, updateInventory, or a write made outside the API), in commit order. Anonymous callers allowed.",
     subscribe: ({ args, context }: Data) =>
       context.services.live.hub.stockChanges(boundedIds(args.petIds, 'petIds'), context.backlog),
   })

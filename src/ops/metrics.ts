@@ -66,7 +66,7 @@ export class Metrics {
 
   private readonly published = new Counter({
     name: 'petstore_live_events_published_total',
-    help: 'Committed changes this instance received for its subscribers, by type (pet, stock, order).',
+    help: 'Committed changes this instance received for its subscribers, by type (pet, stock, order, category).',
     labelNames: ['type'] as const,
     registers: [this.registry],
   });

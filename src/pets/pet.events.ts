@@ -1,9 +1,7 @@
-import type { EntityManager } from 'typeorm';
 import type { NotificationOf, NotificationShape } from '../sql/notification-shape';
-import { notifyOnCommit } from '../sql/notify';
 import { PetStatus } from './pet-status';
 
-/** A pet was created, changed or deleted. */
+/** A pet was created, changed or deleted. Built by the database's `catalogue_change()` (migration ChangeTriggers). */
 export const PET_CHANGE = { type: ['pet'], kind: ['CREATED', 'UPDATED', 'DELETED'], id: 'id' } as const satisfies NotificationShape;
 export type PetChange = NotificationOf<typeof PET_CHANGE>;
 export type PetChangeKind = PetChange['kind'];
@@ -11,8 +9,8 @@ export type PetChangeKind = PetChange['kind'];
 /**
  * A pet's stock row as the committing transaction left it. It travels with the event (a few
  * bytes) so that every subscriber sees each commit's quantity in commit order, however late it
- * is delivered. Built by the database's `stock_change()` (migration DomainRules), on every path
- * that changes stock.
+ * is delivered. Built by the database's `stock_change()` (migration DomainRules), which the stock
+ * row's triggers call on every write (migration ChangeTriggers).
  */
 export const STOCK_CHANGE = {
   type: ['stock'],
@@ -21,9 +19,3 @@ export const STOCK_CHANGE = {
   status: Object.values(PetStatus),
 } as const satisfies NotificationShape;
 export type StockChange = NotificationOf<typeof STOCK_CHANGE>;
-
-export const petChange = (kind: PetChangeKind, id: string): PetChange => ({ type: 'pet', kind, id });
-
-export function announcePetChange(manager: EntityManager, kind: PetChangeKind, id: string): Promise<void> {
-  return notifyOnCommit(manager, petChange(kind, id));
-}

@@ -3,12 +3,10 @@ import type { Count } from '../common/connection';
 import type { PageRequest } from '../common/page';
 import type { Statement } from '../sql/prepared';
 import { containsPattern } from '../sql/like-pattern';
-import { notifyCall } from '../sql/notify';
 import { bindTo, keyset, updateColumns } from '../sql/rows';
 import { Category } from './category.entity';
 import { InventoryItem } from './inventory-item.entity';
 import { Pet } from './pet.entity';
-import { petChange } from './pet.events';
 import type { PetStatus } from './pet-status';
 import { type PetPart, type PetShape, PET_COLUMNS, PET_PARTS, petShape, shapeKey } from './pet-shape';
 
@@ -207,12 +205,11 @@ export interface PetChanges {
 }
 
 /**
- * Sets the given columns of one pet and announces it UPDATED on commit, in one statement: no
- * read-then-save, so concurrent updates of different columns all stand; no pet, no notice.
+ * Sets the given columns of one pet in one statement: no read-then-save, so concurrent updates of
+ * different columns all stand. The pets' trigger announces it UPDATED on commit, if it changed.
  */
 export function petUpdate(id: string, changes: PetChanges): { text: string; values: unknown[] } {
-  const announce = (bind: (value: unknown) => string) => notifyCall(petChange('UPDATED', id), bind);
-  return updateColumns('pets', id, { ...changes }, (bind) => `SELECT id, name, category_id, status, ${announce(bind)} FROM changed`);
+  return updateColumns('pets', id, { ...changes }, () => 'SELECT id, name, category_id, status FROM changed');
 }
 
 /**

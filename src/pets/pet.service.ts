@@ -6,7 +6,6 @@ import { deleteUnreferenced } from '../sql/rows';
 import type { Statements } from '../sql/statements';
 import { ApiError, notFound } from '../errors';
 import { Pet } from './pet.entity';
-import { announcePetChange } from './pet.events';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
 import {
   countOf,
@@ -67,7 +66,6 @@ export class PetService {
         );
         // Every pet gets its stock row in the transaction that creates it, with zero units.
         await insertStock(manager, pet.id, 0);
-        await announcePetChange(manager, 'CREATED', pet.id);
         return pet;
       });
     } catch (error) {
@@ -93,11 +91,7 @@ export class PetService {
 
   /** Removes the pet and its stock; refused while orders name it. */
   delete(id: string): Promise<string> {
-    return this.db.transaction(async (manager) => {
-      const refusal = new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`);
-      await deleteUnreferenced(manager.getRepository(Pet), id, 'Pet', refusal);
-      await announcePetChange(manager, 'DELETED', id);
-      return id;
-    });
+    const refusal = new ApiError('PET_HAS_ORDERS', `Pet ${id} has orders; it cannot be deleted`);
+    return this.db.repository(Pet, (pets) => deleteUnreferenced(pets, id, 'Pet', refusal));
   }
 }

@@ -3,7 +3,6 @@ import type { Page, PageRequest } from '../common/page';
 import { keysetPage } from '../sql/rows';
 import type { Statements } from '../sql/statements';
 import { notFound } from '../errors';
-import { CHANGES_CHANNEL } from '../sql/notify';
 import { PetStatus } from '../pets/pet-status';
 import { InventoryItem } from '../pets/inventory-item.entity';
 
@@ -69,19 +68,20 @@ export async function lockStock(manager: EntityManager, petId: string): Promise<
 
 /**
  * Writes a locked stock row's new quantity with the status the database's `stock_status()` derives
- * from it and the pet's open orders (docs/contract.md §3), and announces the row to subscribers
- * when the transaction commits, built by `stock_change()` as `place_order` builds it: one statement.
+ * from it and the pet's open orders (docs/contract.md §3). The row's trigger announces it on commit,
+ * if it changed.
  */
 export async function settleStock(manager: EntityManager, petId: string, quantity: number): Promise<InventoryItem> {
   const [row]: { status: PetStatus }[] = await manager.query(
+    // A data-modifying WITH, so that the statement answers rows, as a SELECT does.
     `WITH settled AS (
        UPDATE inventory_items
           SET quantity = $2, status = stock_status($2, EXISTS (SELECT 1 FROM orders WHERE pet_id = $1 AND NOT complete))
         WHERE pet_id = $1
-       RETURNING pet_id, quantity, status
+       RETURNING status
      )
-     SELECT status, pg_notify($3, stock_change(pet_id, quantity, status)) FROM settled`,
-    [petId, quantity, CHANGES_CHANNEL],
+     SELECT status FROM settled`,
+    [petId, quantity],
   );
   return Object.assign(new InventoryItem(), { petId, quantity, status: row.status });
 }

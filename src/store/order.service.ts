@@ -9,7 +9,6 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH, orderRequestHash, purgeExpiredIdempotencyKe
 import { IDEMPOTENCY_TTL_MS } from './idempotency-key.entity';
 import { lockStock, settleStock } from './inventory.service';
 import { Order } from './order.entity';
-import { announceOrderChange } from './order.events';
 import type { OrderScope } from './order-scope';
 import type { NewOrderInput } from './store.inputs';
 
@@ -123,6 +122,7 @@ export class OrderService {
         idempotencyKey ?? null,
         idempotencyKey != null ? orderRequestHash(input) : null,
         IDEMPOTENCY_TTL_MS,
+        // place_order's channel, unused since its writes' triggers announce them (migration ChangeTriggers).
         CHANGES_CHANNEL,
       ]);
     } catch (error) {
@@ -140,7 +140,6 @@ export class OrderService {
       await manager.update(Order, { id }, { complete: true });
       const stock = await lockStock(manager, order.petId);
       if (stock) await settleStock(manager, order.petId, stock.quantity);
-      await announceOrderChange(manager, 'COMPLETED', order);
       return order;
     });
   }
@@ -152,7 +151,6 @@ export class OrderService {
       await manager.delete(Order, { id });
       const stock = await lockStock(manager, order.petId);
       if (stock) await settleStock(manager, order.petId, stock.quantity + order.quantity);
-      await announceOrderChange(manager, 'CANCELLED', order);
       return id;
     });
   }

@@ -40,3 +40,25 @@ it('loads the demo catalogue into an empty database once', async () => {
   const statuses = await db.dataSource.query('SELECT quantity, status FROM inventory_items');
   for (const { quantity, status } of statuses) expect(status).toBe(quantity > 0 ? 'available' : 'sold');
 });
+
+it("undoes ChangeTriggers back to DomainRules' place_order, with no trigger of its left, and redoes it", async () => {
+  const announcing = async () => {
+    const triggers = await db.dataSource.query("SELECT tgname FROM pg_trigger WHERE tgname LIKE '%\\_announced%' ORDER BY tgname");
+    const [{ source }] = await db.dataSource.query("SELECT prosrc AS source FROM pg_proc WHERE proname = 'place_order'");
+    const [{ builders }] = await db.dataSource.query("SELECT count(*)::int AS builders FROM pg_proc WHERE proname = 'catalogue_change'");
+    return { triggers: triggers.map((row: { tgname: string }) => row.tgname), notifies: (source as string).includes('pg_notify'), builders };
+  };
+  const [{ name: last }] = await db.dataSource.query('SELECT name FROM migrations ORDER BY id DESC LIMIT 1');
+  expect(last).toBe('ChangeTriggers1795800000000');
+  const announced = {
+    triggers: ['announced', 'announced_update'].flatMap((suffix) => ['categories', 'inventory_items', 'orders', 'pets'].map((table) => `${table}_${suffix}`)).sort(),
+    notifies: false,
+    builders: 1,
+  };
+  expect(await announcing()).toEqual(announced);
+
+  await db.dataSource.undoLastMigration({ transaction: 'all' });
+  expect(await announcing()).toEqual({ triggers: [], notifies: true, builders: 0 });
+  await migrate(db.dataSource);
+  expect(await announcing()).toEqual(announced);
+});

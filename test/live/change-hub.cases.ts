@@ -26,6 +26,17 @@ describe('ChangeHub', () => {
     expect((await changes.next()).value).toEqual({ type: 'pet', kind: 'CREATED', id: '9' });
   });
 
+  it('gives category changes to the listeners of their id, as `category` changes', async () => {
+    const hub = new ChangeHub();
+    const one = hub.categoryChanges(['2']);
+    const pets = hub.petChanges(['2']);
+    hub.receive(JSON.stringify({ type: 'category', kind: 'CREATED', id: '1' }));
+    hub.receive(JSON.stringify({ type: 'category', kind: 'DELETED', id: '2' }));
+    hub.receive(JSON.stringify({ type: 'pet', kind: 'UPDATED', id: '2' }));
+    expect((await one.next()).value).toEqual({ type: 'category', kind: 'DELETED', id: '2' });
+    expect((await pets.next()).value).toEqual({ type: 'pet', kind: 'UPDATED', id: '2' });
+  });
+
   it('passes on only payloads of exactly their shape: no field missing, none extra, none malformed', async () => {
     const hub = new ChangeHub();
     const changes = hub.stockChanges(null);

@@ -5,6 +5,7 @@ import { PetNameSearchIndexes1795500000000 } from './1795500000000-PetNameSearch
 import { CatalogueCounts1795600000000 } from './1795600000000-CatalogueCounts';
 import { FilteredPageIndexes1795600000001 } from './1795600000001-FilteredPageIndexes';
 import { DomainRules1795700000000 } from './1795700000000-DomainRules';
+import { ChangeTriggers1795800000000 } from './1795800000000-ChangeTriggers';
 
 /** Every migration, in order. Listed explicitly so that builds, tests and the CLI agree. */
 export const MIGRATIONS: Function[] = [
@@ -15,4 +16,5 @@ export const MIGRATIONS: Function[] = [
   CatalogueCounts1795600000000,
   FilteredPageIndexes1795600000001,
   DomainRules1795700000000,
+  ChangeTriggers1795800000000,
 ];
