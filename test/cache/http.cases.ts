@@ -268,6 +268,19 @@ describe("a caller's own writes", () => {
     await heardAll();
     expect((await post(query, {}, buyer.key)).json.data?.inventoryItem.quantity).toBe(before - 1);
   });
+
+  it('hides from a caller that wrote every answer read before, whatever the write changed, and from no one else', async () => {
+    const buyer = await createApiKey(t, { plan: 'PRO' });
+    const other = await createApiKey(t, { plan: 'PRO' });
+    const query = unique(` { pet(id: "${rex}") { id name } }`);
+    await warm(query, {}, buyer.key);
+    // Tom's stock is not what the answer read: no purge can explain a miss, only the caller's write.
+    expect((await placeOrder(t, buyer.key, tom, 1)).errors).toBeUndefined();
+    await heardAll();
+    expect((await post(query, {}, buyer.key)).cache).toBe('MISS');
+    expect((await post(query, {}, buyer.key)).cache).toBe('HIT');
+    expect((await post(query, {}, other.key)).cache).toBe('HIT');
+  });
 });
 
 describe('accounting', () => {
@@ -334,7 +347,7 @@ describe('accounting', () => {
 describe('with RESPONSE_CACHE=false', () => {
   let off: TestApp;
   beforeAll(async () => {
-    off = await startTestApp({ RESPONSE_CACHE: 'false' }, { db: t.db });
+    off = await startTestApp({ RESPONSE_CACHE: 'false', ADMIN_API_KEY: t.adminKey }, { db: t.db });
   });
   afterAll(() => off.close());
 
