@@ -2,7 +2,9 @@ import { CHANGES_CHANNEL } from '../../src/sql/notify';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, placeOrder, setStock } from '../helpers/builders';
 import { gql } from '../helpers/gql';
+import { withPostgres } from '../helpers/services';
 import { countStatements } from '../helpers/statements';
+import { waitFor } from '../helpers/wait';
 
 /**
  * The response cache over HTTP, against the real gateway (docs/caching.md): what a client sees,
@@ -359,5 +361,29 @@ describe('with RESPONSE_CACHE=false', () => {
       expect(answer.headers.get('surrogate-key')).toBeNull();
       expect(answer.body).toBe(cached.body);
     }
+  });
+});
+
+// The embedded database's notifications come from the pool itself: there is no listening connection to lose.
+withPostgres('when the change stream is lost', () => {
+  let own: TestApp;
+  beforeAll(async () => {
+    own = await startTestApp({ ADMIN_API_KEY: t.adminKey }, { db: t.db });
+  });
+  afterAll(() => own.close());
+
+  it('bypasses the cache until it listens again, then refuses everything kept before', async () => {
+    const query = unique(` { pet(id: "${rex}") { id name } }`);
+    const status = async () => (await post(query, {}, reader, own)).cache;
+    expect(await status()).toBe('MISS');
+    expect(await status()).toBe('HIT');
+    // Every listening connection of the database ends: the other app's as well, which listens again on its own.
+    await own.db.dataSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
+    await waitFor(async () => (await status()) === 'BYPASS', 10_000, 'a bypass once the stream is lost');
+    let after: string | null = 'BYPASS';
+    await waitFor(async () => (after = await status()) !== 'BYPASS', 10_000, 'the stream back');
+    // Computed again (what was kept before may have missed a change), then kept.
+    expect(after).toBe('MISS');
+    expect(await status()).toBe('HIT');
   });
 });
