@@ -19,9 +19,11 @@ export class MemoryLevel {
   private readonly answers: LRUCache<string, CachedAnswer>;
   private readonly byTag = new Map<Tag, Set<string>>();
 
-  constructor(maxBytes: number, ttlMs: number, onRemoved: (why: Removal) => void) {
+  /** `now`: the clock ages are read on, each time (by default lru-cache's own, read at most once a millisecond). */
+  constructor(maxBytes: number, ttlMs: number, onRemoved: (why: Removal) => void, now?: () => number) {
     this.answers = new LRUCache<string, CachedAnswer>({
       maxSize: maxBytes,
+      ...(now && { perf: { now }, ttlResolution: 0 }),
       // UTF-16 text, plus its tags and the entry's own overhead.
       sizeCalculation: (answer, key) => 2 * (answer.body.length + key.length) + answer.tags.reduce((sum, tag) => sum + 2 * tag.length + 48, 200),
       ttl: ttlMs,
@@ -39,6 +41,8 @@ export class MemoryLevel {
 
   set(key: string, answer: CachedAnswer, ttlMs: number): void {
     this.answers.set(key, answer, { ttl: ttlMs });
+    // An answer larger than the whole bound is not kept: nothing to index.
+    if (this.answers.peek(key) !== answer) return;
     for (const tag of answer.tags) {
       let keys = this.byTag.get(tag);
       if (!keys) this.byTag.set(tag, (keys = new Set()));

@@ -48,7 +48,7 @@ export class ResponseCache {
     this.now = options.now ?? Date.now;
     const observer = options.observer;
     const removed = (why: Removal) => observer?.observePurge(why === 'evicted' ? 'evicted' : 'max_age', 1);
-    this.memory = new MemoryLevel(options.maxBytes, options.maxAgeMs, removed);
+    this.memory = new MemoryLevel(options.maxBytes, options.maxAgeMs, removed, options.now);
     this.shared = options.redis && new RedisLevel(options.redis.client, options.redis.prefix);
     this.log = new PurgeLog(options.maxAgeMs, this.now);
     this.writers = new RecentWriters(options.maxAgeMs, options.redis, this.now);
