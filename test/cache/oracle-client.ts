@@ -1,0 +1,70 @@
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { CatalogueRequest } from './catalogue-corpus';
+
+/** One answer as it came: its body as a string, never parsed for comparison, and when it was asked. */
+export interface Exchange {
+  status: number;
+  body: string;
+  xCache?: string;
+  surrogateKey?: string;
+  sentAt: number;
+  receivedAt: number;
+}
+
+export interface Caller {
+  /** An API key; none: anonymous, from `from`. */
+  key?: string;
+  /** The loopback address the request leaves from: anonymous quotas are per address. */
+  from?: string;
+}
+
+export type Method = 'GET' | 'POST';
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** The clock every exchange, observation and write is timed on. */
+export const now = () => performance.now();
+
+/** Sends `graphql` to `baseUrl`/graphql by GET or POST as `caller`. */
+export function send(baseUrl: string, graphql: CatalogueRequest | { query: string; variables: Record<string, unknown> }, caller: Caller, method: Method = 'POST'): Promise<Exchange> {
+  const headers: Record<string, string> = { 'Apollo-Require-Preflight': 'true' };
+  if (caller.key) headers['X-API-Key'] = caller.key;
+  let path = '/graphql';
+  let payload: string | undefined;
+  if (method === 'GET') {
+    path += `?${new URLSearchParams({ query: graphql.query, variables: JSON.stringify(graphql.variables) })}`;
+  } else {
+    payload = JSON.stringify({ query: graphql.query, variables: graphql.variables });
+    headers['Content-Type'] = 'application/json';
+  }
+  return new Promise((resolve, reject) => {
+    const sentAt = now();
+    const call = request(`${baseUrl}${path}`, { method, headers, agent, localAddress: caller.from }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          xCache: header(response.headers['x-cache']),
+          surrogateKey: header(response.headers['surrogate-key']),
+          sentAt,
+          receivedAt: now(),
+        }),
+      );
+      response.on('error', reject);
+    });
+    call.on('error', reject);
+    call.end(payload);
+  });
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Closes the kept-alive sockets, so that the test's process can end. */
+export function closeConnections(): void {
+  agent.destroy();
+}
