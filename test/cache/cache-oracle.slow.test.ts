@@ -28,7 +28,10 @@ import { addresses, ownership, reader, RunRecord, settledCheck, type Traffic, wr
  *
  * The figures are printed once at the end and written to oracle-figures.json in a temporary directory.
  */
+/** The traffic runs this long, and on until it has made ENOUGH, within MAX_RUN_MS (a busy machine serves fewer requests a second). */
 const RUN_MS = Number(process.env.CACHE_ORACLE_RUN_MS ?? 12_000);
+const MAX_RUN_MS = 90_000;
+const ENOUGH = { graphqlWrites: 40, sqlWrites: 8, reads: 400 };
 /** The time a change may need to reach an instance, on top of the contract's 100 ms (a busy 2-core CI machine). */
 const SLACK_MS = Number(process.env.CACHE_ORACLE_SLACK_MS ?? 250);
 const HIT_FLOOR = 0.3;
@@ -40,7 +43,7 @@ const OWNED_CATEGORIES = 6;
 const KEYED_READERS = 2;
 const ANONYMOUS_READERS = 3;
 /** Pets of each category the readers ask by id. */
-const HOT_PETS_PER_CATEGORY = 3;
+const HOT_PETS_PER_CATEGORY = 1;
 const SHOWN = 5;
 
 describe('the response cache never serves a wrong answer (A and B cached, R the reference)', () => {
@@ -49,6 +52,16 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
   let judgement: Judgement;
   let corpus: CatalogueRequest[];
   let writesEndedAt = 0;
+  let runMs = 0;
+  const made = () => ({
+    graphqlWrites: record.writes.filter((write) => write.via === 'graphql').length,
+    sqlWrites: record.writes.filter((write) => write.via === 'sql').length,
+    reads: record.answers.length,
+  });
+  const enough = () => {
+    const counts = made();
+    return counts.graphqlWrites >= ENOUGH.graphqlWrites && counts.sqlWrites >= ENOUGH.sqlWrites && counts.reads >= ENOUGH.reads;
+  };
 
   beforeAll(async () => {
     deployment = await startOracleDeployment(CATEGORIES, PETS_PER_CATEGORY);
@@ -59,13 +72,18 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     corpus = readerCorpus(categoryIds, hot);
     record = new RunRecord();
     const traffic: Traffic = { deployment, record, corpus, slackMs: SLACK_MS, writerKeys, readerKeys, anonymousReaders: ANONYMOUS_READERS };
-    const until = now() + RUN_MS;
+    const started = now();
+    const running = () => {
+      const elapsed = now() - started;
+      return elapsed < MAX_RUN_MS && (elapsed < RUN_MS || !enough());
+    };
     const owned = ownership(deployment, WRITERS, OWNED_CATEGORIES);
     await Promise.all([
-      ...owned.map((mine, w) => writer(traffic, w, mine, until)),
-      ...readerKeys.map((key) => reader(traffic, { key }, until)),
-      ...Array.from({ length: ANONYMOUS_READERS }, (_, anonymous) => reader(traffic, { anonymous }, until)),
+      ...owned.map((mine, w) => writer(traffic, w, mine, running)),
+      ...readerKeys.map((key) => reader(traffic, { key }, running)),
+      ...Array.from({ length: ANONYMOUS_READERS }, (_, anonymous) => reader(traffic, { anonymous }, running)),
     ]);
+    runMs = now() - started;
     writesEndedAt = now();
     // Twice the contract's delivery bound: every change made is then on every instance.
     await sleep(2 * DELIVERY_MS);
@@ -77,7 +95,7 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
       { label: 'writer 0 (ADMIN key)', caller: () => ({ key: writerKeys[0] }) },
     ]);
     judgement = judgeReaders(record, SLACK_MS);
-    const summary = figures(record, judgement, SLACK_MS);
+    const summary = { runMs: Math.round(runMs), ...figures(record, judgement, SLACK_MS) };
     const file = join(mkdtempSync(join(tmpdir(), 'cache-oracle-')), 'oracle-figures.json');
     writeFileSync(file, JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
     console.log(`response cache oracle (${file}):\n${JSON.stringify(summary, null, 2)}`);
@@ -91,11 +109,9 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
   const shown = (found: Parameters<typeof describeMismatch>[1][]) => found.slice(0, SHOWN).map((mismatch) => describeMismatch(record, mismatch));
   const differences = (check: string) => record.differences.filter((difference) => difference.check === check);
 
-  it('ran the traffic it describes: writes of both kinds, reads of every caller, no refusals', () => {
+  it('ran the traffic it describes: enough writes of both kinds and reads, no refusals', () => {
     expect(record.refusals.slice(0, SHOWN)).toEqual([]);
-    expect(record.writes.filter((write) => write.via === 'graphql').length).toBeGreaterThan(20);
-    expect(record.writes.filter((write) => write.via === 'sql').length).toBeGreaterThan(5);
-    expect(record.answers.length).toBeGreaterThan(200);
+    expect(enough() ? 'enough' : { ...made(), runMs }).toBe('enough');
   });
 
   it('reads its own writes on either instance: every answer equal to the reference right after', () => {

@@ -90,10 +90,10 @@ function addresses(reader: number): () => string {
 }
 
 /** A reader: asks A or B (GET or POST) and brackets each request with the reference's answers. */
-export async function reader(t: Traffic, caller: { key?: string; anonymous?: number }, until: number): Promise<void> {
+export async function reader(t: Traffic, caller: { key?: string; anonymous?: number }, running: () => boolean): Promise<void> {
   const address = caller.anonymous === undefined ? undefined : addresses(caller.anonymous);
   const label = caller.key ? 'CLIENT key' : `anonymous ${caller.anonymous}`;
-  while (now() < until) {
+  while (running()) {
     const request = pick(t.corpus);
     const method = pick(METHODS);
     const instance = pick([t.deployment.a, t.deployment.b]);
@@ -119,10 +119,10 @@ interface Owned {
  * on the reference: the three must be equal (its own writes, no other writer's). After a SQL write
  * it waits the delivery bound, then does the same on both instances.
  */
-export async function writer(t: Traffic, index: number, owned: Owned, until: number): Promise<void> {
+export async function writer(t: Traffic, index: number, owned: Owned, running: () => boolean): Promise<void> {
   const key = t.writerKeys[index];
   let count = 0;
-  while (now() < until) {
+  while (running()) {
     count += 1;
     const petId = pick(owned.petIds);
     const categoryId = owned.categoryOf.get(petId)!;
@@ -254,19 +254,21 @@ export function ownership(deployment: OracleDeployment, writers: number, ownedCa
 
 /**
  * Once the writers have stopped and the delivery bound has passed twice over: every request of
- * `corpus` on A and B, as each caller, by GET and POST, equal to the reference's answer right after.
+ * `corpus` on A and B, as each caller, by GET on one and POST on the other, equal to the reference's answer right after.
  */
 export async function settledCheck(t: Traffic, corpus: CatalogueRequest[], callers: { label: string; caller: () => Caller }[]): Promise<void> {
+  let turn = 0;
   for (const request of corpus) {
     for (const { label, caller } of callers) {
-      for (const instance of [t.deployment.a, t.deployment.b]) {
-        for (const method of METHODS) {
-          const exchange = await send(instance.url, request, caller(), method);
-          const reference = await observe(t, request, caller(), method);
-          t.record.checked.afterWrites += 1;
-          if (exchange.body !== reference.body) {
-            t.record.differences.push({ check: 'after-writes', answer: { request, method, instance: instance.name, caller: label, exchange }, reference });
-          }
+      // Each instance by one method, the other's by the next request.
+      const methods = turn++ % 2 === 0 ? METHODS : [...METHODS].reverse();
+      for (const [i, instance] of [t.deployment.a, t.deployment.b].entries()) {
+        const method = methods[i];
+        const exchange = await send(instance.url, request, caller(), method);
+        const reference = await observe(t, request, caller(), method);
+        t.record.checked.afterWrites += 1;
+        if (exchange.body !== reference.body) {
+          t.record.differences.push({ check: 'after-writes', answer: { request, method, instance: instance.name, caller: label, exchange }, reference });
         }
       }
     }
