@@ -75,7 +75,7 @@ export function describeMismatch(record: RunRecord, mismatch: Mismatch | Differe
   const tags = exchange.surrogateKey?.split(' ').filter(Boolean);
   const touched = (write: Write) => !tags || write.tags.some((tag) => tags.includes(tag));
   const writes = record.writes.filter((write) => write.committedAt >= exchange.sentAt - 2_000 && write.sentAt <= exchange.receivedAt && touched(write)).slice(-10);
-  const around = record.timeline(answer.request).around(exchange.sentAt - 1_000, exchange.receivedAt + 500);
+  const around = record.timeline(answer.request).around(exchange.sentAt - 1_000, exchange.receivedAt + 500).slice(-12);
   const verdict = 'verdict' in mismatch ? mismatch.verdict : mismatch.check;
   return [
     `${verdict}: ${answer.request.name} on ${answer.instance} by ${answer.method}, ${answer.caller}, sent at ${at(exchange.sentAt)}, received at ${at(exchange.receivedAt)}`,
@@ -83,10 +83,16 @@ export function describeMismatch(record: RunRecord, mismatch: Mismatch | Differe
     `  variables: ${JSON.stringify(answer.request.variables)}`,
     `  X-Cache: ${exchange.xCache ?? '(none)'}; Surrogate-Key: ${exchange.surrogateKey ?? '(none)'}`,
     `  answer: ${exchange.body}`,
-    ...('reference' in mismatch && mismatch.reference ? [`  reference right after (${at(mismatch.reference.sentAt)}–${at(mismatch.reference.receivedAt)}): ${mismatch.reference.body}`] : []),
+    ...('reference' in mismatch && mismatch.reference ? [`  reference right after (${at(mismatch.reference.sentAt)}–${at(mismatch.reference.receivedAt)}): ${mismatch.reference.body}`, `  first difference at character ${firstDifference(exchange.body, mismatch.reference.body)}`] : []),
     '  reference around that time:',
-    ...around.map((seen) => `    ${at(seen.sentAt)}–${at(seen.receivedAt)}: ${seen.body}`),
+    ...around.map((seen, i) => `    ${at(seen.sentAt)}–${at(seen.receivedAt)}: ${seen.body === exchange.body ? '(the answer)' : i > 0 && seen.body === around[i - 1].body ? '(as above)' : seen.body}`),
     '  last writes that touched it:',
     ...writes.map((write) => `    writer ${write.writer} ${write.via}${write.instance ? ` on ${write.instance}` : ''} ${at(write.sentAt)}–${at(write.committedAt)}: ${write.what} [${write.tags.join(' ')}]`),
   ].join('\n');
+}
+
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i += 1;
+  return i;
 }

@@ -74,14 +74,16 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 const METHODS: Method[] = ['GET', 'POST'];
 
 /** Asks the reference, and keeps its answer in the request's timeline. */
-async function observe(t: Traffic, request: CatalogueRequest, caller: Caller, method: Method): Promise<Exchange> {
+export async function observe(t: Traffic, request: CatalogueRequest, caller: Caller, method: Method): Promise<Exchange> {
   const exchange = await send(t.deployment.r.url, request, caller, method);
+  // The reference computes every answer: one it says came from a cache would make the oracle wrong.
+  if (exchange.xCache !== undefined) t.record.refusals.push(`R answered ${request.name} with X-Cache: ${exchange.xCache}`);
   if (t.record.accepted('R', request, exchange)) t.record.timeline(request).add(exchange satisfies Observation);
   return exchange;
 }
 
 /** An anonymous caller's addresses: a new one every few requests, so that no address reaches its quota. */
-function addresses(reader: number): () => string {
+export function addresses(reader: number): () => string {
   let sent = 0;
   return () => {
     const n = Math.floor(sent++ / 12);
@@ -275,4 +277,3 @@ export async function settledCheck(t: Traffic, corpus: CatalogueRequest[], calle
   }
 }
 
-export { addresses };
