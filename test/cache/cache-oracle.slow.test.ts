@@ -26,7 +26,7 @@ import { addresses, observe, ownership, reader, RunRecord, settledCheck, type Tr
  *   and the readers' HITs, judged as if sent once the writes were over, are found stale when the
  *   state changed since, so that a cache that never purged could not pass either.
  *
- * The figures are printed once at the end and written to oracle-figures.json in a temporary directory.
+ * The figures are printed once at the end and written, with every mismatch, to a temporary directory.
  */
 /** The traffic runs this long, and on until it has made ENOUGH, within MAX_RUN_MS (a busy machine serves fewer requests a second). */
 const RUN_MS = Number(process.env.CACHE_ORACLE_RUN_MS ?? 12_000);
@@ -97,9 +97,11 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     for (const request of corpus) settled.set(signature(request), await observe(traffic, request, { from: anonymous() }, 'POST'));
     judgement = judgeReaders(record, SLACK_MS);
     const summary = { runMs: Math.round(runMs), ...figures(record, judgement, SLACK_MS) };
-    const file = join(mkdtempSync(join(tmpdir(), 'cache-oracle-')), 'oracle-figures.json');
-    writeFileSync(file, JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
-    console.log(`response cache oracle (${file}):\n${JSON.stringify(summary, null, 2)}`);
+    const dir = mkdtempSync(join(tmpdir(), 'cache-oracle-'));
+    writeFileSync(join(dir, 'oracle-figures.json'), JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
+    // Every mismatch in full, where the failures show the first few.
+    writeFileSync(join(dir, 'oracle-mismatches.txt'), [...judgement.mismatches, ...record.differences].map((mismatch) => describeMismatch(record, mismatch)).join('\n\n'));
+    console.log(`response cache oracle (figures and mismatches in ${dir}):\n${JSON.stringify(summary, null, 2)}`);
   }, 300_000);
 
   afterAll(async () => {

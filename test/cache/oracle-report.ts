@@ -56,6 +56,10 @@ export function figures(record: RunRecord, judgement: Judgement, slackMs: number
       sqlWrites: record.differences.filter((difference) => difference.check === 'sql-write').length,
       afterWrites: record.differences.filter((difference) => difference.check === 'after-writes').length,
     },
+    mismatchesByRequest: countBy([
+      ...judgement.mismatches.map((mismatch) => `${mismatch.verdict} ${mismatch.answer.request.name}`),
+      ...record.differences.map((difference) => `${difference.check} ${difference.answer.request.name}`),
+    ]),
     refusals: record.refusals.length,
     slackMs,
     maxStalenessMs: Math.round(judgement.maxStalenessMs),
@@ -65,8 +69,8 @@ export function figures(record: RunRecord, judgement: Judgement, slackMs: number
 
 /**
  * A mismatch as the failure shows it: the request, the instance and its cache headers, the answer,
- * the reference's answers around it, and the last writes that touched it (by the answer's tags, or
- * every write of the last 2 s when it names none).
+ * the reference's answers around it, and the last writes that touched it (by the answer's tags
+ * within 10 s, or every write of the last 2 s when it names none).
  */
 export function describeMismatch(record: RunRecord, mismatch: Mismatch | Difference): string {
   const { answer } = mismatch;
@@ -74,7 +78,7 @@ export function describeMismatch(record: RunRecord, mismatch: Mismatch | Differe
   const at = (time: number) => `${Math.round(time - record.start)} ms`;
   const tags = exchange.surrogateKey?.split(' ').filter(Boolean);
   const touched = (write: Write) => !tags || write.tags.some((tag) => tags.includes(tag));
-  const writes = record.writes.filter((write) => write.committedAt >= exchange.sentAt - 2_000 && write.sentAt <= exchange.receivedAt && touched(write)).slice(-10);
+  const writes = record.writes.filter((write) => write.committedAt >= exchange.sentAt - (tags ? 10_000 : 2_000) && write.sentAt <= exchange.receivedAt && touched(write)).slice(-10);
   const around = record.timeline(answer.request).around(exchange.sentAt - 1_000, exchange.receivedAt + 500).slice(-12);
   const verdict = 'verdict' in mismatch ? mismatch.verdict : mismatch.check;
   return [
@@ -95,4 +99,10 @@ function firstDifference(a: string, b: string): number {
   let i = 0;
   while (i < a.length && a[i] === b[i]) i += 1;
   return i;
+}
+
+function countBy(names: string[]): { [name: string]: number } {
+  const counts: { [name: string]: number } = {};
+  for (const name of names) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
 }
