@@ -21,13 +21,29 @@ export interface Caller {
 
 export type Method = 'GET' | 'POST';
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+/** Idle sockets are let go well before the gateway's 5 s keep-alive timeout would close them under a request. */
+const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 2_000 });
 
 /** The clock every exchange, observation and write is timed on. */
 export const now = () => performance.now();
 
-/** Sends `graphql` to `baseUrl`/graphql by GET or POST as `caller`. */
-export function send(baseUrl: string, graphql: CatalogueRequest | { query: string; variables: Record<string, unknown> }, caller: Caller, method: Method = 'POST'): Promise<Exchange> {
+type Graphql = CatalogueRequest | { query: string; variables: Record<string, unknown> };
+
+/**
+ * Sends `graphql` to `baseUrl`/graphql by GET or POST as `caller`. A kept-alive socket the server
+ * closed as the request left is reset before the server reads anything: sent again, once, as
+ * Node's documentation advises (`request.reusedSocket`).
+ */
+export async function send(baseUrl: string, graphql: Graphql, caller: Caller, method: Method = 'POST'): Promise<Exchange> {
+  try {
+    return await sendOnce(baseUrl, graphql, caller, method);
+  } catch (error) {
+    if ((error as { retry?: boolean }).retry) return sendOnce(baseUrl, graphql, caller, method);
+    throw error;
+  }
+}
+
+function sendOnce(baseUrl: string, graphql: Graphql, caller: Caller, method: Method): Promise<Exchange> {
   const headers: Record<string, string> = { 'Apollo-Require-Preflight': 'true' };
   if (caller.key) headers['X-API-Key'] = caller.key;
   let path = '/graphql';
@@ -55,7 +71,7 @@ export function send(baseUrl: string, graphql: CatalogueRequest | { query: strin
       );
       response.on('error', reject);
     });
-    call.on('error', reject);
+    call.on('error', (error: NodeJS.ErrnoException) => reject(Object.assign(error, { retry: call.reusedSocket && error.code === 'ECONNRESET' })));
     call.end(payload);
   });
 }
