@@ -118,8 +118,10 @@ interface Owned {
 /**
  * A writer: changes pets and categories only it owns, on A or B through GraphQL or in plain SQL.
  * After a GraphQL write it reads what it changed on the other instance and on the same one, then
- * on the reference: the three must be equal (its own writes, no other writer's). After a SQL write
- * it waits the delivery bound, then does the same on both instances.
+ * on the reference: the three must be equal (its own writes, no other writer's). A SQL write comes
+ * after the same requests were asked on both instances with a key that never writes; once the
+ * delivery bound has passed, both instances must answer them as the reference does, to that key
+ * and to the writer's.
  */
 export async function writer(t: Traffic, index: number, owned: Owned, running: () => boolean): Promise<void> {
   const key = t.writerKeys[index];
@@ -206,6 +208,14 @@ export async function writer(t: Traffic, index: number, owned: Owned, running: (
 }
 
 async function sqlWrite(t: Traffic, index: number, petId: string, categoryId: string, count: number): Promise<void> {
+  const cover = petCover(petId, categoryId);
+  const callers = [
+    { label: `writer ${index} (ADMIN key)`, caller: { key: t.writerKeys[index] } },
+    // A key that never writes: the cache may serve it whatever it keeps.
+    { label: 'CLIENT key', caller: { key: t.readerKeys[0] } },
+  ];
+  // Kept on both instances first, so that a change they do not hear of is served stale after it.
+  for (const request of cover) for (const instance of [t.deployment.a, t.deployment.b]) await send(instance.url, request, callers[1].caller, 'POST');
   const sentAt = now();
   let what: string;
   let tags: string[];
@@ -223,18 +233,17 @@ async function sqlWrite(t: Traffic, index: number, petId: string, categoryId: st
   t.record.writes.push({ writer: index, via: 'sql', what, tags, sentAt, committedAt });
   // The change is announced by the database itself: by then every instance must show it.
   await sleep(Math.max(0, committedAt + DELIVERY_MS + t.slackMs - now()));
-  const key = t.writerKeys[index];
-  for (const request of petCover(petId, categoryId)) {
-    const method = pick(METHODS);
-    const answers = [
-      { instance: t.deployment.a, exchange: await send(t.deployment.a.url, request, { key }, method) },
-      { instance: t.deployment.b, exchange: await send(t.deployment.b.url, request, { key }, method) },
-    ];
-    const reference = await observe(t, request, { key }, method);
-    for (const { instance, exchange } of answers) {
-      t.record.checked.sqlWrites += 1;
-      if (exchange.body !== reference.body) {
-        t.record.differences.push({ check: 'sql-write', answer: { request, method, instance: instance.name, caller: `writer ${index} (ADMIN key)`, exchange }, reference });
+  for (const request of cover) {
+    for (const { label, caller } of callers) {
+      const method = pick(METHODS);
+      const answers = [
+        { instance: t.deployment.a, exchange: await send(t.deployment.a.url, request, caller, method) },
+        { instance: t.deployment.b, exchange: await send(t.deployment.b.url, request, caller, method) },
+      ];
+      const reference = await observe(t, request, caller, method);
+      for (const { instance, exchange } of answers) {
+        t.record.checked.sqlWrites += 1;
+        if (exchange.body !== reference.body) t.record.differences.push({ check: 'sql-write', answer: { request, method, instance: instance.name, caller: label, exchange }, reference });
       }
     }
   }
