@@ -16,7 +16,8 @@ import { addresses, observe, ownership, reader, RunRecord, settledCheck, type Tr
  * - Writers each own categories and their pets, and change them through GraphQL on A or B, or in
  *   plain SQL. After a GraphQL write the writer reads what it changed on both instances with its own
  *   key: each answer must equal R's, asked right after, byte for byte (read-your-writes; nobody
- *   else writes those rows). After a SQL write, once the delivery bound has passed, the same.
+ *   else writes those rows). A SQL write comes after its rows' requests were kept on both instances;
+ *   once the delivery bound has passed, the same, for the writer's key and a key that never writes.
  * - Readers (keyed and anonymous) ask a corpus of catalogue documents on A or B by GET or POST. The
  *   rule each answer is judged by is oracle-judge.ts's: equal to an answer R gave for the same
  *   request no earlier than DELIVERY_MS (100 ms) + SLACK_MS before it was sent.
