@@ -20,7 +20,8 @@ import { addresses, observe, ownership, reader, RunRecord, settledCheck, type Tr
  *   once the delivery bound has passed, the same, for the writer's key and a key that never writes.
  * - Readers (keyed and anonymous) ask a corpus of catalogue documents on A or B by GET or POST. The
  *   rule each answer is judged by is oracle-judge.ts's: equal to an answer R gave for the same
- *   request no earlier than DELIVERY_MS (100 ms) + SLACK_MS before it was sent.
+ *   request no earlier than DELIVERY_MS (100 ms) + SLACK_MS before it was sent. A MISS the
+ *   reference never gave is the uncached path's (see Judgement.unknownMisses): counted, not failed.
  * - Once the writers stop and 200 ms pass, every request of the corpus is answered by A and B as R
  *   answers it.
  * - At least HIT_FLOOR of the readers' answers were HITs, so that a cache never used cannot pass;
@@ -101,7 +102,7 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     const dir = mkdtempSync(join(tmpdir(), 'cache-oracle-'));
     writeFileSync(join(dir, 'oracle-figures.json'), JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
     // Every mismatch in full, where the failures show the first few.
-    writeFileSync(join(dir, 'oracle-mismatches.txt'), [...judgement.mismatches, ...record.differences].map((mismatch) => describeMismatch(record, mismatch)).join('\n\n'));
+    writeFileSync(join(dir, 'oracle-mismatches.txt'), [...judgement.mismatches, ...record.differences, ...judgement.unknownMisses].map((mismatch) => describeMismatch(record, mismatch)).join('\n\n'));
     console.log(`response cache oracle (figures and mismatches in ${dir}):\n${JSON.stringify(summary, null, 2)}`);
   }, 300_000);
 

@@ -10,6 +10,13 @@ export interface Mismatch {
 
 export interface Judgement {
   mismatches: Mismatch[];
+  /**
+   * MISSes the reference never gave: computed on the uncached path (the reference's own code), whose
+   * fields do not share one snapshot, so that a list's totalCount can come from after a write and
+   * its nodes from before it; no observation of the reference may have caught that. Reported, not
+   * failed: they say nothing of the cache. A HIT of such an answer is still judged.
+   */
+  unknownMisses: Mismatch[];
   /** The largest staleness of an accepted answer (a lower bound, oracle-judge.ts), and of an accepted HIT. */
   maxStalenessMs: number;
   maxHitStalenessMs: number;
@@ -17,13 +24,15 @@ export interface Judgement {
 
 /** Every reader answer against the reference's timeline of its request. */
 export function judgeReaders(record: RunRecord, slackMs: number): Judgement {
-  const judgement: Judgement = { mismatches: [], maxStalenessMs: 0, maxHitStalenessMs: 0 };
+  const judgement: Judgement = { mismatches: [], unknownMisses: [], maxStalenessMs: 0, maxHitStalenessMs: 0 };
   for (const answer of record.answers) {
     const { body, sentAt, receivedAt } = answer.exchange;
     const verdict = record.timeline(answer.request).judge(body, sentAt, receivedAt, slackMs);
     if (verdict.kind === 'accepted') {
       judgement.maxStalenessMs = Math.max(judgement.maxStalenessMs, verdict.stalenessMs);
       if (answer.exchange.xCache === 'HIT') judgement.maxHitStalenessMs = Math.max(judgement.maxHitStalenessMs, verdict.stalenessMs);
+    } else if (verdict.kind === 'unknown' && answer.exchange.xCache === 'MISS') {
+      judgement.unknownMisses.push({ verdict: verdict.kind, answer });
     } else {
       judgement.mismatches.push({ verdict: verdict.kind, answer });
     }
@@ -60,6 +69,7 @@ export function figures(record: RunRecord, judgement: Judgement, slackMs: number
       ...judgement.mismatches.map((mismatch) => `${mismatch.verdict} ${mismatch.answer.request.name}`),
       ...record.differences.map((difference) => `${difference.check} ${difference.answer.request.name}`),
     ]),
+    unknownMissesNotFailed: judgement.unknownMisses.length,
     refusals: record.refusals.length,
     slackMs,
     maxStalenessMs: Math.round(judgement.maxStalenessMs),
