@@ -102,7 +102,10 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     const dir = mkdtempSync(join(tmpdir(), 'cache-oracle-'));
     writeFileSync(join(dir, 'oracle-figures.json'), JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
     // Every mismatch in full, where the failures show the first few.
-    writeFileSync(join(dir, 'oracle-mismatches.txt'), [...judgement.mismatches, ...record.differences, ...judgement.unknownMisses].map((mismatch) => describeMismatch(record, mismatch)).join('\n\n'));
+    writeFileSync(join(dir, 'oracle-mismatches.txt'), [
+        ...[...judgement.mismatches, ...record.differences].map((mismatch) => describeMismatch(record, mismatch)),
+        ...judgement.unknownMisses.map((mismatch) => `(not failed) ${describeMismatch(record, mismatch)}`),
+      ].join('\n\n'));
     console.log(`response cache oracle (figures and mismatches in ${dir}):\n${JSON.stringify(summary, null, 2)}`);
   }, 300_000);
 
