@@ -79,8 +79,8 @@ export function figures(record: RunRecord, judgement: Judgement, slackMs: number
 
 /**
  * A mismatch as the failure shows it: the request, the instance and its cache headers, the answer,
- * the reference's answers around it, and the last writes that touched it (by the answer's tags
- * within 10 s, or every write of the last 2 s when it names none).
+ * the reference's answers around it, and the last writes that touched it (by the answer's tags,
+ * or every write of the last 2 s when it names none).
  */
 export function describeMismatch(record: RunRecord, mismatch: Mismatch | Difference): string {
   const { answer } = mismatch;
@@ -88,7 +88,7 @@ export function describeMismatch(record: RunRecord, mismatch: Mismatch | Differe
   const at = (time: number) => `${Math.round(time - record.start)} ms`;
   const tags = exchange.surrogateKey?.split(' ').filter(Boolean);
   const touched = (write: Write) => !tags || write.tags.some((tag) => tags.includes(tag));
-  const writes = record.writes.filter((write) => write.committedAt >= exchange.sentAt - (tags ? 10_000 : 2_000) && write.sentAt <= exchange.receivedAt && touched(write)).slice(-10);
+  const writes = record.writes.filter((write) => (tags || write.committedAt >= exchange.sentAt - 2_000) && write.sentAt <= exchange.receivedAt && touched(write)).slice(-10);
   const around = record.timeline(answer.request).around(exchange.sentAt - 1_000, exchange.receivedAt + 500).slice(-12);
   const verdict = 'verdict' in mismatch ? mismatch.verdict : mismatch.check;
   return [
