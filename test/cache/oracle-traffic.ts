@@ -67,7 +67,6 @@ export interface Traffic {
   /** Keys of the writers (ADMIN) and of the keyed readers (CLIENT). */
   writerKeys: string[];
   readerKeys: string[];
-  anonymousReaders: number;
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
