@@ -35,8 +35,8 @@ import { addresses, observe, ownership, reader, RunRecord, settledCheck, type Tr
  */
 /** The traffic runs this long, and on until it has made ENOUGH, within MAX_RUN_MS (a busy machine serves fewer requests a second). */
 const RUN_MS = Number(process.env.CACHE_ORACLE_RUN_MS ?? 12_000);
-const MAX_RUN_MS = 120_000;
-const ENOUGH = { graphqlWrites: 40, sqlWrites: 8, reads: 600 };
+const MAX_RUN_MS = 150_000;
+const ENOUGH = { graphqlWrites: 40, sqlWrites: 8, reads: 500 };
 /** The time a change may need to reach an instance, on top of the contract's 100 ms (a busy 2-core CI machine). */
 const SLACK_MS = Number(process.env.CACHE_ORACLE_SLACK_MS ?? 250);
 const HIT_FLOOR = 0.3;
