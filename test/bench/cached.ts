@@ -81,7 +81,7 @@ export async function runCached(serverUrl: string, env: Record<string, string>, 
           const after = await server.stats();
           const run = { ...result, cpuMsPerRequest: (after.cpuMicros - before.cpuMicros) / 1000 / result.requests };
           runs.set(`${query}\t${label}`, [...(runs.get(`${query}\t${label}`) ?? []), run]);
-          const hits = result.cache ? `, ${(hitRatio(result.cache) * 100).toFixed(1)}% HIT` : '';
+          const hits = target === 'gateway GET' && result.cache ? `, ${(hitRatio(result.cache) * 100).toFixed(1)}% HIT` : '';
           console.log(`cached round ${round}: ${query} on ${label}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99} ms${hits}`);
         }
       }

@@ -76,7 +76,7 @@ function send(port: number, agent: Agent, key: string, body: string): Promise<An
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: String(res.statusCode), body: Buffer.concat(chunks).toString(), xCache: String(res.headers['x-cache'] ?? 'none').toUpperCase() }));
+        res.on('end', () => resolve({ status: String(res.statusCode), body: Buffer.concat(chunks).toString(), xCache: res.headers['x-cache']?.toString().toUpperCase() ?? 'none' }));
         res.on('error', () => resolve({ status: 'error', body: '', xCache: 'none' }));
       },
     );
