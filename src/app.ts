@@ -16,6 +16,8 @@ import { STREAM_PATH } from './graphql/endpoints';
 import { createStreamGateway, type StreamGateway } from './pipeline/sse/stream.server';
 import { createWebSocketGateway, type LiveTimings, type WebSocketGateway } from './pipeline/ws/websocket.server';
 import { buildGatewaySchema } from './graphql/schema';
+import { responseCachePlugin } from './graphql/response-cache.plugin';
+import { ResponseCache } from './cache/response-cache';
 import { explorerRoutes } from './graphql/explorer/explorer.routes';
 import { extraValidationRules, startGraphQLServer } from './graphql/server';
 import { TrustedDocuments } from './graphql/trusted-documents';
@@ -27,7 +29,7 @@ import { ChangeHub } from './live/change-hub';
 import { listenForChanges, listenOnEmbeddedSession } from './live/change-listener';
 import { MemorySubscriptionSlots, RedisSubscriptionSlots } from './live/subscription-slots';
 import { RateLimiter } from './limits/limiter';
-import { createLimiterStore } from './limits/create-store';
+import { createLimiterStore, type LimiterStores } from './limits/create-store';
 import type { StoreStatus } from './limits/limiter-store';
 import { healthRoutes } from './ops/health.routes';
 import { Metrics } from './ops/metrics';
@@ -58,6 +60,8 @@ const EXPOSED_HEADERS = [
   'ETag',
   NOT_STORED_HEADER,
   READ_AFTER_HEADER,
+  'X-Cache',
+  'Age',
 ];
 const ALLOWED_HEADERS = ['Content-Type', 'X-API-Key', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'X-Request-Id', READ_AFTER_HEADER];
 
@@ -143,11 +147,17 @@ export async function createApp(
   const apqCache = limits.redis ? new RedisKeyValueCache(limits.redis.client, `${limits.redis.prefix}:`, logger) : persistedQueryCache();
   const registrations = new PersistedQueryRegistrations(apqCache, limits.store);
   const catalogueSize = () => services.database.catalogueSize.current();
-  const apollo = await startGraphQLServer(schema, config, logger, catalogueSize, { apqCache, documentStore: prepared.store() });
-  const onChange = (payload: string, position?: Promise<bigint | undefined>) => hub.receive(payload, position);
+  const cache = config.responseCache ? createResponseCache(config, limits, metrics) : undefined;
+  const cachePlugin = cache && responseCachePlugin(schema, cache, replicas ? config.databaseReadMaxLagMs : 0);
+  const apollo = await startGraphQLServer(schema, config, logger, catalogueSize, { apqCache, documentStore: prepared.store() }, cachePlugin);
+  const onChange = (payload: string, position?: Promise<bigint | undefined>) => {
+    cache?.changed(payload);
+    hub.receive(payload, position);
+  };
+  const watcher = cache && { joined: () => cache.streamJoined(), lost: () => cache.streamLost() };
   const listener = embeddedDatabase
-    ? await listenOnEmbeddedSession(dataSource, onChange)
-    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined });
+    ? await listenOnEmbeddedSession(dataSource, onChange, watcher)
+    : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined, watcher });
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const loopDelay = new LoopDelay().start();
   const admitter = new Admitter<Caller>({
@@ -217,4 +227,10 @@ export async function createApp(
       await limits.close();
     },
   };
+}
+
+/** The response cache: this process's memory, and Redis's when the limiter has it and it answers. */
+function createResponseCache(config: Config, limits: LimiterStores, metrics: Metrics): ResponseCache {
+  const redis = limits.redis && { ...limits.redis, usable: () => limits.store.status() === 'ok' };
+  return new ResponseCache({ maxAgeMs: config.responseCacheMaxAgeSeconds * 1000, maxBytes: config.responseCacheMaxBytes, redis, observer: metrics });
 }

@@ -44,6 +44,12 @@ export interface Config {
   /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0 (the default): unbounded (UNPAID_DATABASE_MS_PER_SECOND). */
   unpaidDatabaseMsPerSecond: number;
   petsSunset: Date;
+  /** The response cache (RESPONSE_CACHE): on unless turned off. */
+  responseCache: boolean;
+  /** The longest a cached answer is kept, whatever purges it first (RESPONSE_CACHE_MAX_AGE_SECONDS). */
+  responseCacheMaxAgeSeconds: number;
+  /** The bound of the cache's memory level in each process (RESPONSE_CACHE_MAX_BYTES). */
+  responseCacheMaxBytes: number;
   /**
    * Whose X-Forwarded-For names the client (TRUST_PROXY): nobody's (false), any peer's (true), or
    * only that of a peer in the list, the proxies' addresses and ranges.
@@ -136,6 +142,9 @@ export const ENVIRONMENT_VARIABLES = [
   'SHED_LOOP_DELAY_MS',
   'UNPAID_DATABASE_MS_PER_SECOND',
   'PETS_SUNSET',
+  'RESPONSE_CACHE',
+  'RESPONSE_CACHE_MAX_AGE_SECONDS',
+  'RESPONSE_CACHE_MAX_BYTES',
   'TRUST_PROXY',
   'MAX_QUERY_COST',
   'MAX_SOCKETS',
@@ -483,6 +492,9 @@ export function loadConfig(env: Env = process.env): Config {
     // database that paying clients saturate, a lone visitor's few statements can spend it.
     unpaidDatabaseMsPerSecond: integer(env, 'UNPAID_DATABASE_MS_PER_SECOND', 0, 0, 1_000_000),
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
+    responseCache: boolean(env, 'RESPONSE_CACHE', true),
+    responseCacheMaxAgeSeconds: integer(env, 'RESPONSE_CACHE_MAX_AGE_SECONDS', 60, 1, 86_400),
+    responseCacheMaxBytes: integer(env, 'RESPONSE_CACHE_MAX_BYTES', 32 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
     trustProxy: trustedProxies(env, 'TRUST_PROXY'),
     maxQueryCost: integer(env, 'MAX_QUERY_COST', 1000, 1, 1_000_000),
     maxSockets: present(env, 'MAX_SOCKETS') === undefined ? undefined : integer(env, 'MAX_SOCKETS', 0, 1, 1_000_000),

@@ -1,12 +1,14 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, Int, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import type { Quota } from '../limits/quota';
 import { Plan, quotaOf } from './plans';
 import { ApiKeyRole } from './role';
+import { PRIVATE_HINT } from '../cache/cache-hints';
 
 @Entity('api_keys')
+@Directive(PRIVATE_HINT)
 @ObjectType({ description: 'An API key as admins see it. The key itself is shown once, at creation, and stored only as a hash.' })
 export class ApiKey {
   @PrimaryGeneratedColumn({ type: 'bigint' })

@@ -1,4 +1,4 @@
-import { Arg, Args, Authorized, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, Directive, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
 import { pageRequest } from '../common/page';
@@ -10,7 +10,9 @@ import { ApiKey } from './api-key.entity';
 import { NewApiKeyInput } from './api-key.inputs';
 import type { AuthContext as Context } from './auth.context';
 import { ApiKeyRole } from './role';
+import { PRIVATE_HINT } from '../cache/cache-hints';
 
+@Directive(PRIVATE_HINT)
 @ObjectType({ description: 'A page of API keys.' })
 export class ApiKeyConnection extends Connection(ApiKey, 'API key') {}
 

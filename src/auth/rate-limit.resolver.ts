@@ -2,6 +2,7 @@ import { Ctx, Directive, Field, Int, ObjectType, Query, Resolver, registerEnumTy
 import { identityOf } from '../limits/identity';
 import type { AuthContext as Context } from './auth.context';
 import { Plan, quotaOfCaller } from './plans';
+import { PRIVATE_HINT } from '../cache/cache-hints';
 
 export enum RateLimitWindow {
   MINUTE = 'minute',
@@ -17,6 +18,7 @@ registerEnumType(RateLimitWindow, {
   },
 });
 
+@Directive(PRIVATE_HINT)
 @ObjectType({ description: 'Your quota in the window that will run out first: the one the X-RateLimit-* headers describe. Beta.' })
 export class RateLimit {
   @Field(() => Plan, { description: 'Your plan (FREE for anonymous callers).' })

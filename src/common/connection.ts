@@ -1,7 +1,9 @@
-import { ClassType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ClassType, Directive, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'Where a page ends, and whether another follows.', simpleResolvers: true })
 export class PageInfo {
   @Field(() => Boolean, { description: 'True when more items follow this page.' })
@@ -42,6 +44,7 @@ export interface ConnectionValue<T> {
 
 /** A cursor connection type for `Node`, named `<Node>Connection` with `<Node>Edge` edges. */
 export function Connection<T extends object>(Node: ClassType<T>, noun: string, plural = `${noun}s`) {
+  @Directive(CATALOGUE_HINT)
   @ObjectType(`${Node.name}Edge`, { description: `One ${noun} in a page, with its cursor.`, simpleResolvers: true })
   class Edge {
     @Field(() => String, { description: `The cursor of this ${noun}.` })

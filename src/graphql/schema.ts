@@ -12,6 +12,7 @@ import { CategoryResolver } from '../pets/category.resolver';
 import { PetResolver } from '../pets/pet.resolver';
 import { InventoryResolver } from '../store/inventory.resolver';
 import { OrderResolver } from '../store/order.resolver';
+import { cacheControlDirective } from '../cache/cache-control';
 
 const RESOLVERS = [
   PetResolver,
@@ -42,7 +43,7 @@ export async function buildSchemaOf(resolvers: NonEmptyArray<Function>): Promise
     authChecker,
     // The list replaces graphql-js's default one: keep @include, @skip, @deprecated, @specifiedBy
     // and @oneOf beside our own (docs/contract.md §8).
-    directives: [...specifiedDirectives, stabilityDirective, rateLimitDirective],
+    directives: [...specifiedDirectives, stabilityDirective, rateLimitDirective, cacheControlDirective],
     pubSub: NO_SHARED_PUBSUB,
     // TypeGraphQL checks a schema by running the whole introspection query over it: two thirds of
     // the build, in every process and test file. That query starts with graphql-js's validation,

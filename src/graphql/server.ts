@@ -1,4 +1,4 @@
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
@@ -37,11 +37,13 @@ export function extraValidationRules(config: Pick<Config, 'introspection'>): Val
 
 export async function startGraphQLServer(
   schema: GraphQLSchema,
-  config: Pick<Config, 'introspection' | 'maxQueryCost'>,
+  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'responseCacheMaxAgeSeconds'>,
   logger: Logger,
   /** How many pets there are now: substring filters are priced by it (query-limits.plugin.ts). */
   catalogueSize: () => number,
   { apqCache, documentStore }: PersistedDocumentStores = {},
+  /** The response cache's plugin (response-cache.plugin.ts), unless RESPONSE_CACHE is off. */
+  responseCache?: ApolloServerPlugin<Context>,
 ): Promise<ApolloServer<Context>> {
   const server = new ApolloServer<Context>({
     // Executed by graphql-js, Apollo's own executor: the one path every answer takes.
@@ -63,8 +65,8 @@ export async function startGraphQLServer(
     formatError: createErrorFormatter(logger),
     logger,
     plugins: [
-      // Cache hints and traces would wrap every field's resolver; the gateway decides Cache-Control
-      // from the operation alone (cachePolicyPlugin) and reports to no Apollo Studio graph.
+      // Cache hints and traces would wrap every field's resolver; the gateway reads the hints from
+      // the operation alone (cache/cache-control.ts) and reports to no Apollo Studio graph.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
@@ -74,9 +76,11 @@ export async function startGraphQLServer(
         queryLimitsHooks(schema, config.maxQueryCost, catalogueSize),
         textInputHooks(),
         httpStatusHooks(),
-        cachePolicyHooks(),
+        cachePolicyHooks(schema, config.responseCacheMaxAgeSeconds),
         readRoutingHooks(),
       ]),
+      // After the gateway's hooks have priced and admitted the operation, before it runs.
+      ...(responseCache ? [responseCache] : []),
       // After the query limits': the operation span reads the cost they report. None unless tracing.
       ...tracingPlugins(),
       // A browser at /graphql gets the explorer's page before admission (pipeline/http.ts), never from Apollo.

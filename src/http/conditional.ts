@@ -17,6 +17,15 @@ export function cacheControlOf(scope: CacheScope): string {
   return CACHE_CONTROL[scope];
 }
 
+/**
+ * The Cache-Control of the anonymous catalogue when the response cache vouches for it: browsers
+ * revalidate before each reuse (a caller reads its own writes), shared caches (a CDN) may keep it
+ * `seconds`, purged sooner by its Surrogate-Key / Cache-Tag.
+ */
+export function sharedCacheControl(seconds: number): string {
+  return `public, max-age=0, s-maxage=${seconds}`;
+}
+
 /** One answer of a safe GET that may be kept and revalidated: its exact bytes and what selects them. */
 export interface Cacheable {
   type: string;

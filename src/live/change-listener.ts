@@ -12,6 +12,12 @@ export interface ChangeListener {
   close(): Promise<void>;
 }
 
+/** Told when the stream of changes starts (again) and when it is lost: changes made meanwhile are never heard. */
+export interface StreamWatcher {
+  joined(): void;
+  lost(): void;
+}
+
 /**
  * One dedicated connection per instance, LISTENing on the changes channel, straight to PostgreSQL
  * (DATABASE_DIRECT_URL when set: a transaction-mode pooler would hand the session that LISTENs to
@@ -24,7 +30,7 @@ export async function listenForChanges(
   url: string,
   onChange: (payload: string, position?: Promise<bigint | undefined>) => void,
   logger: Logger,
-  { positions = false }: { positions?: boolean } = {},
+  { positions = false, watcher }: { positions?: boolean; watcher?: StreamWatcher } = {},
 ): Promise<ChangeListener> {
   let client: Client | undefined;
   let closed = false;
@@ -51,12 +57,14 @@ export async function listenForChanges(
     current.on('error', (error: Error) => logger.debug({ err: error.message }, 'change listener connection error'));
     current.on('end', () => {
       if (closed || client !== current) return;
+      watcher?.lost();
       logger.warn('change listener lost its connection; reconnecting');
       retry = setTimeout(() => void connect(), RELISTEN_DELAY_MS);
     });
     try {
       await current.connect();
       await current.query(`LISTEN ${CHANGES_CHANNEL}`);
+      if (client === current && !closed) watcher?.joined();
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'change listener could not connect; retrying');
       await current.end().catch(() => undefined);
@@ -78,7 +86,7 @@ export async function listenForChanges(
  * one. So the session LISTENs, and the notifications are taken from the pool's own connections.
  * It is still PostgreSQL's NOTIFY: a rolled-back change announces nothing.
  */
-export async function listenOnEmbeddedSession(dataSource: DataSource, onChange: (payload: string) => void): Promise<ChangeListener> {
+export async function listenOnEmbeddedSession(dataSource: DataSource, onChange: (payload: string) => void, watcher?: StreamWatcher): Promise<ChangeListener> {
   const pool = poolOf(dataSource);
   const heard = new WeakSet<PoolClient>();
   let closed = false;
@@ -92,6 +100,7 @@ export async function listenOnEmbeddedSession(dataSource: DataSource, onChange: 
   };
   pool.on('acquire', hear);
   await dataSource.query(`LISTEN ${CHANGES_CHANNEL}`);
+  watcher?.joined();
   return {
     async close() {
       closed = true;

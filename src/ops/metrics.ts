@@ -71,6 +71,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly cacheLookups = new Counter({
+    name: 'petstore_response_cache_lookups_total',
+    help: 'Response cache lookups of cacheable queries: hit (and the level that had it), miss, or bypass (the caller wrote lately, Redis or the change stream is away).',
+    labelNames: ['result', 'level'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly lookupsOf = new Map<string, { inc(): void }>();
+
+  private readonly cachePurges = new Counter({
+    name: 'petstore_response_cache_purges_total',
+    help: "Answers removed from this process's cache, by reason: change (the change stream), stream_lost, max_age, evicted (the memory bound).",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly delivered = new Counter({
     name: 'petstore_live_events_delivered_total',
     help: 'Events sent to a subscriber, by subscription (root field).',
@@ -117,6 +133,18 @@ export class Metrics {
 
   observeAdmissionWait(): void {
     this.admissionWaits.inc();
+  }
+
+  observeLookup(result: 'hit' | 'miss' | 'bypass', level: 'memory' | 'redis' | 'none'): void {
+    // Once per cacheable request: each series looked up once, not hashed per call.
+    const name = `${result}:${level}`;
+    let series = this.lookupsOf.get(name);
+    if (!series) this.lookupsOf.set(name, (series = this.cacheLookups.labels({ result, level })));
+    series.inc();
+  }
+
+  observePurge(reason: string, answers: number): void {
+    if (answers > 0) this.cachePurges.inc({ reason }, answers);
   }
 
   observePublished(type: string): void {

@@ -1,9 +1,11 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Directive, Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { DESCRIPTION_MAX, NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
 @Entity('categories')
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A kind of animal the store sells, such as dogs or cats.', simpleResolvers: true })
 export class Category {
   @PrimaryGeneratedColumn({ type: 'bigint' })

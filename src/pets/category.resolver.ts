@@ -1,5 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import { Arg, Args, Authorized, Ctx, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, Directive, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
@@ -11,7 +11,9 @@ import { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
 import { PetConnection } from './pet.resolver';
 import { shapeOfPetPage } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A page of categories.' })
 export class CategoryConnection extends Connection(Category, 'category', 'categories') {}
 

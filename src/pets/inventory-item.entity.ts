@@ -1,15 +1,17 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, Int, ObjectType } from 'type-graphql';
 import { Check, Column, Entity, Index, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
 import { MAX_STOCK } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from './pet.entity';
 import { PetStatus } from './pet-status';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
 @Entity('inventory_items')
 // Keyset pages of a stock status (migration FilteredPageIndexes).
 @Index('IDX_inventory_items_status_pet_id', ['status', 'petId'])
 // The floor is the invariant no concurrency may break; the ceiling bounds what an admin may set.
 @Check('inventory_never_negative', '"quantity" >= 0')
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: "A pet's stock: how many units the store holds, and the status derived from it.", simpleResolvers: true })
 export class InventoryItem {
   @PrimaryColumn({ name: 'pet_id', type: 'bigint' })

@@ -1,15 +1,17 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Directive, Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Category } from './category.entity';
 import type { InventoryItem } from './inventory-item.entity';
 import { PetStatus } from './pet-status';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
 @Entity('pets')
 // Keyset pages of a category or a status (migration FilteredPageIndexes).
 @Index('IDX_pets_category_id_id', ['categoryId', 'id'])
 @Index('IDX_pets_status_id', ['status', 'id'])
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'An animal in the catalogue.', simpleResolvers: true })
 export class Pet {
   @PrimaryGeneratedColumn({ type: 'bigint' })

@@ -1,4 +1,4 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, Directive, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
@@ -9,7 +9,9 @@ import { Pet } from '../pets/pet.entity';
 import { InventoryItem } from '../pets/inventory-item.entity';
 import type { StoreContext as Context } from './store.context';
 import { InventoryFilterInput, InventoryUpdateInput } from './store.inputs';
+import { CATALOGUE_HINT } from '../cache/cache-hints';
 
+@Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A page of stock entries, in pet id order.' })
 export class InventoryConnection extends Connection(InventoryItem, 'stock entry', 'stock entries') {}
 

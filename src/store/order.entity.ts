@@ -1,13 +1,15 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, Int, ObjectType } from 'type-graphql';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
 import { MAX_ORDER_QUANTITY } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from '../pets/pet.entity';
+import { PRIVATE_HINT } from '../cache/cache-hints';
 
 @Entity('orders')
 @Check('order_quantity_range', `"quantity" >= 1 AND "quantity" <= ${MAX_ORDER_QUANTITY}`)
 @Index(['apiKeyId', 'id'])
+@Directive(PRIVATE_HINT)
 @ObjectType({ description: 'An order for units of one pet, placed by an API key.', simpleResolvers: true })
 export class Order {
   @PrimaryGeneratedColumn({ type: 'bigint' })

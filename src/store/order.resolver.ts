@@ -1,4 +1,4 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, Directive, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ApiKeyRole } from '../auth/role';
 import { Connection, toConnection } from '../common/connection';
 import { Int64ID } from '../common/id.scalar';
@@ -12,7 +12,9 @@ import { Order } from './order.entity';
 import { orderScopeOf } from './order-scope';
 import type { StoreContext as Context } from './store.context';
 import { NewOrderInput, OrderFilterInput } from './store.inputs';
+import { PRIVATE_HINT } from '../cache/cache-hints';
 
+@Directive(PRIVATE_HINT)
 @ObjectType({ description: 'A page of orders, newest first.' })
 export class OrderConnection extends Connection(Order, 'order') {}
 

@@ -19,8 +19,8 @@ it('serves the directives of the GraphQL specification beside its own', async ()
   const result = await gql(t.url, '{ __schema { directives { name } } }');
   expect(result.status).toBe(200);
   const names = result.data?.__schema.directives.map((directive: { name: string }) => directive.name);
-  expect(names).toEqual(expect.arrayContaining([...SPECIFIED, 'stability', 'rateLimit']));
-  expect(names).toHaveLength(SPECIFIED.length + 2);
+  expect(names).toEqual(expect.arrayContaining([...SPECIFIED, 'stability', 'rateLimit', 'cacheControl']));
+  expect(names).toHaveLength(SPECIFIED.length + 3);
 });
 
 it('answers the idiom of the issue: { __typename @include(if: true) }', async () => {
