@@ -15,7 +15,8 @@ import { HOT_PETS } from './scenarios';
  * (default 5) on each instance. Staleness: a probe writes a pet of its own through one instance,
  * then asks the other, right after the write's answer and until it answers the new value; the delay
  * reported is to the last stale answer it got (0 when the first was fresh). BENCH_ROUNDS rounds,
- * the two deployments interleaved, each run after a warm-up of BENCH_SECONDS' warm-up.
+ * the two deployments interleaved, each run after a warm-up: every read over every hot pet once on
+ * each instance, then the mix for the bench's warm-up time.
  */
 const CONNECTIONS = Number(process.env.MIXED_CONNECTIONS ?? 5);
 const WRITE_SHARE = Number(process.env.MIXED_WRITE_SHARE ?? 0.05);
@@ -44,6 +45,8 @@ export interface MixedRow {
   cpuMsPerRequest: number;
   writes: number;
   staleness: { samples: number; p50: number; p99: number; max: number; timeouts: number };
+  /** The probe's X-Cache before its writes and at its first read after each, and when that first fresh answer came. */
+  probe: { before: Record<string, number>; after: Record<string, number>; firstFreshP50: number; firstFreshP99: number };
   failed: number;
   rssMb: number[];
 }
@@ -61,6 +64,8 @@ export async function runMixed(serverUrl: string, env: Record<string, string>, r
     let runId = 0;
     for (let round = 1; round <= rounds; round += 1) {
       for (const [cache, instances] of deployments) {
+        // Every read of the corpus over every hot pet once on each instance, then the mix for the warm-up's time.
+        await load(instances, 0, (runId += 1), false, true);
         await load(instances, warmUpSeconds, (runId += 1), false);
         const before = await Promise.all(instances.map((server) => server.stats()));
         const result = await load(instances, seconds, (runId += 1), true);
@@ -83,7 +88,7 @@ export async function runMixed(serverUrl: string, env: Record<string, string>, r
   }
 }
 
-function load(instances: BenchServer[], seconds: number, runId: number, sampled: boolean): Promise<MixedResult> {
+function load(instances: BenchServer[], seconds: number, runId: number, sampled: boolean, warmUp = false): Promise<MixedResult> {
   const task: MixedTask = {
     ports: instances.map((server) => server.port),
     seconds,
@@ -97,6 +102,7 @@ function load(instances: BenchServer[], seconds: number, runId: number, sampled:
     runId,
     probeEveryMs: PROBE_EVERY_MS,
     probeTimeoutMs: PROBE_TIMEOUT_MS,
+    warmUp,
   };
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [join(__dirname, 'mixed.worker.js'), JSON.stringify(task)], { maxBuffer: 16 << 20 }, (error, stdout) =>
@@ -112,6 +118,12 @@ function report(runs: Map<'on' | 'off', Run[]>, rss: Map<'on' | 'off', number[]>
     const xCache: Record<string, number> = {};
     for (const run of measured) for (const [verdict, count] of Object.entries(run.cache)) xCache[verdict] = (xCache[verdict] ?? 0) + count;
     const stale = measured.flatMap((run) => run.staleness.map((each) => each.lastStaleMs)).sort((a, b) => a - b);
+    const firstFresh = measured.flatMap((run) => run.staleness.map((each) => each.firstFreshMs)).sort((a, b) => a - b);
+    const summed = (pick: (run: Run) => Record<string, number>) => {
+      const total: Record<string, number> = {};
+      for (const run of measured) for (const [verdict, n] of Object.entries(pick(run))) total[verdict] = (total[verdict] ?? 0) + n;
+      return total;
+    };
     rows.push({
       cache,
       reqPerSec: Math.round(middle((run) => run.requests / run.seconds)),
@@ -132,7 +144,13 @@ function report(runs: Map<'on' | 'off', Run[]>, rss: Map<'on' | 'off', number[]>
         max: stale.length ? stale[stale.length - 1] : NaN,
         timeouts: measured.reduce((sum, run) => sum + run.probeTimeouts, 0),
       },
-      failed: measured.reduce((sum, run) => sum + run.all.failed, 0),
+      probe: {
+        before: summed((run) => run.probeXCache.before),
+        after: summed((run) => run.probeXCache.after),
+        firstFreshP50: Number(percentile(firstFresh, 50).toFixed(1)),
+        firstFreshP99: Number(percentile(firstFresh, 99).toFixed(1)),
+      },
+      failed: measured.reduce((total, run) => total + run.all.failed, 0),
       rssMb: (rss.get(cache) ?? []).map((bytes) => Math.round(bytes / MB)),
     });
   }
@@ -150,6 +168,12 @@ function report(runs: Map<'on' | 'off', Run[]>, rss: Map<'on' | 'off', number[]>
       ...lines,
     ].join('\n'),
   );
+  for (const row of rows) {
+    console.log(
+      `probe, cache ${row.cache}: the other instance's X-Cache before each write ${cacheCounts(row.probe.before) || '–'}, at the first read after ${cacheCounts(row.probe.after) || '–'}; ` +
+        `its first fresh answer ${row.probe.firstFreshP50} ms (p50), ${row.probe.firstFreshP99} ms (p99) after the write's`,
+    );
+  }
   const targets: [string, boolean][] = [
     ['mixed: every answer verified, cache on and off', rows.length === 2 && rows.every((row) => row.failed === 0)],
     [`mixed: every sampled write seen on the other instance within ${PROBE_TIMEOUT_MS} ms`, rows.every((row) => row.staleness.samples > 0 && row.staleness.timeouts === 0)],

@@ -8,7 +8,7 @@ import { percentile } from './results';
  * a catalogue read of the corpus over a random hot pet, or, one time in 1/writeShare, a write
  * (updateInventory or updatePet) with the writer's key. Beside them, one probe measures how long
  * the other instance answers the old value after a write (its own writes, on pets only it writes).
- * Prints a MixedResult as JSON.
+ * Prints a MixedResult as JSON. A warm-up task sends every read over every hot pet once to each instance instead.
  */
 export interface MixedTask {
   ports: number[];
@@ -27,6 +27,8 @@ export interface MixedTask {
   /** The probe waits this long between samples, and gives up on one after timeoutMs. */
   probeEveryMs: number;
   probeTimeoutMs: number;
+  /** A warm-up: every read of the corpus over every hot pet, once on each instance, then done (no writes, no time bound). */
+  warmUp?: boolean;
 }
 
 export interface MixedFigures {
@@ -52,6 +54,8 @@ export interface MixedResult {
   staleness: { lastStaleMs: number; firstFreshMs: number }[];
   /** Sampled writes whose new value the other instance had not answered within probeTimeoutMs. */
   probeTimeouts: number;
+  /** The probe's X-Cache: its read before each write (was the answer held?), and its first read after. */
+  probeXCache: { before: Record<string, number>; after: Record<string, number> };
 }
 
 const GRACE_MS = 10_000;
@@ -148,9 +152,11 @@ async function loop(task: MixedTask, port: number, agent: Agent, tally: Tally, d
  * if it was not already), write a new value through the first, then ask the other until it
  * answers the new value. Alternates instances, pets and the kind of write.
  */
-async function probe(task: MixedTask, deadline: number, agent: Agent): Promise<Pick<MixedResult, 'staleness' | 'probeTimeouts'>> {
+async function probe(task: MixedTask, deadline: number, agent: Agent): Promise<Pick<MixedResult, 'staleness' | 'probeTimeouts' | 'probeXCache'>> {
   const staleness: MixedResult['staleness'] = [];
   let probeTimeouts = 0;
+  const probeXCache = { before: {} as Record<string, number>, after: {} as Record<string, number> };
+  const count = (counts: Record<string, number>, answer: Answer) => (counts[answer.xCache] = (counts[answer.xCache] ?? 0) + 1);
   // A sample begins only within the run, and may end after it (at most probeTimeoutMs later).
   for (let sample = 0; performance.now() + task.probeEveryMs < deadline; sample += 1) {
     await new Promise((resolve) => setTimeout(resolve, task.probeEveryMs));
@@ -161,13 +167,14 @@ async function probe(task: MixedTask, deadline: number, agent: Agent): Promise<P
     const read = restock ? READS[1] : READS[0];
     const fresh = restock ? new RegExp(`"quantity":${value}[,}]`) : new RegExp(`"name":${JSON.stringify(value)}[,}]`);
     const ask = () => send(readFrom, agent, task.probeKey, body(read.query, read.variables(pet)));
-    await ask();
+    count(probeXCache.before, await ask());
     const written = await send(writeTo, agent, task.writerKey, restock ? body(RESTOCK, { petId: String(pet), quantity: value }) : body(RENAME, { id: String(pet), name: value }));
     if (!answered(written, restock ? 'updateInventory' : 'updatePet')) throw new Error(`mixed: the probe's write failed: ${written.status} ${written.body.slice(0, 300)}`);
     const committed = performance.now();
     let lastStaleMs = 0;
-    for (;;) {
+    for (let poll = 0; ; poll += 1) {
       const answer = await ask();
+      if (poll === 0) count(probeXCache.after, answer);
       const at = performance.now() - committed;
       if (answered(answer, 'pet') && fresh.test(answer.body)) {
         staleness.push({ lastStaleMs: Number(lastStaleMs.toFixed(2)), firstFreshMs: Number(at.toFixed(2)) });
@@ -180,7 +187,24 @@ async function probe(task: MixedTask, deadline: number, agent: Agent): Promise<P
       }
     }
   }
-  return { staleness, probeTimeouts };
+  return { staleness, probeTimeouts, probeXCache };
+}
+
+/** The warm-up: each instance's connections share the list of every read over every hot pet until it is done. */
+async function warmUp(task: MixedTask, agents: Agent[], tally: Tally): Promise<void> {
+  const reads = READS.flatMap((read) => Array.from({ length: task.hotPets }, (_, i) => ({ read, pet: i + 1 })));
+  await Promise.all(
+    task.ports.flatMap((port, i) => {
+      const queue = [...reads];
+      return Array.from({ length: task.connections }, async () => {
+        for (let next = queue.pop(); next; next = queue.pop()) {
+          const start = performance.now();
+          const answer = await send(port, agents[i], task.readerKeys[0], body(next.read.query, next.read.variables(next.pet)));
+          tally.add('reads', performance.now() - start, answer, answered(answer, next.read.field));
+        }
+      });
+    }),
+  );
 }
 
 const figures = (latencies: number[], failed: number): MixedFigures => {
@@ -196,8 +220,8 @@ async function main(): Promise<void> {
   let seq = 0;
   const agents = task.ports.map(() => new Agent({ keepAlive: true, maxSockets: task.connections }));
   const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const loops = task.ports.flatMap((port, i) => Array.from({ length: task.connections }, () => loop(task, port, agents[i], tally, deadline, () => (seq += 1))));
-  const [sampled] = await Promise.all([task.probePets > 0 ? probe(task, deadline, probeAgent) : { staleness: [], probeTimeouts: 0 }, ...loops]);
+  const loops = task.warmUp ? [warmUp(task, agents, tally)] : task.ports.flatMap((port, i) => Array.from({ length: task.connections }, () => loop(task, port, agents[i], tally, deadline, () => (seq += 1))));
+  const [sampled] = await Promise.all([task.probePets > 0 ? probe(task, deadline, probeAgent) : { staleness: [], probeTimeouts: 0, probeXCache: { before: {}, after: {} } }, ...loops]);
   const seconds = (performance.now() - began) / 1000;
   [...agents, probeAgent].forEach((agent) => agent.destroy());
   const { reads, writes } = tally.latencies;
