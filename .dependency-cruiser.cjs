@@ -20,6 +20,7 @@ const PARTS = {
   pets: '^src/pets/',
   store: '^src/store/',
   live: '^src/live/',
+  cache: '^src/cache/',
   ops: '^src/ops/',
   db: '^src/db/',
   context: '^src/context\\.ts$',
@@ -62,23 +63,25 @@ const MAY_IMPORT = {
   store: [...KERNEL, 'limits', 'auth', 'pets'],
   // Subscriptions: events of pets, stock and orders, loaded through their features.
   live: [...KERNEL, 'limits', 'auth', 'pets', 'store'],
+  // The response cache: its levels and purges, fed by the change stream's payloads.
+  cache: [...KERNEL, 'limits', 'live'],
   ops: [...KERNEL],
   // The data source lists the features' entities; features never reach the database set-up.
   db: [...KERNEL, 'auth', 'pets', 'store'],
   // The per-request context: one object satisfying every feature's context interface.
   context: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live'],
   http: [...KERNEL, 'limits', 'auth', 'ops'],
-  graphql: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'context', 'http'],
+  graphql: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'cache', 'context', 'http'],
   rest: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'context', 'http'],
   // The request pipeline: identify → admit → services → the surface (GraphQL, REST, ops) → the writer.
   pipeline: [...KERNEL, 'limits', 'auth', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
   // Composition: the app, the process and the command-line tools may use anything below them.
-  app: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline'],
+  app: [...KERNEL, 'limits', 'auth', 'pets', 'store', 'live', 'cache', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline'],
   // The gateway started: database, app, admin key, demo catalogue, HTTP server.
   gateway: [...KERNEL, 'auth', 'db', 'http', 'app'],
   // The one line a process prints when it cannot start, for the gateway and the commands alike.
   startFailure: [...KERNEL, 'db', 'graphql'],
-  main: [...KERNEL, 'startFailure', 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline', 'app', 'gateway'],
+  main: [...KERNEL, 'startFailure', 'limits', 'auth', 'pets', 'store', 'live', 'cache', 'ops', 'db', 'context', 'http', 'graphql', 'rest', 'pipeline', 'app', 'gateway'],
   cli: [...KERNEL, 'startFailure', 'limits', 'auth', 'pets', 'store', 'live', 'ops', 'db', 'context', 'http', 'graphql', 'rest'],
 };
 

@@ -5,7 +5,7 @@ import { Int64ID } from '../common/id.scalar';
 import type { Quota } from '../limits/quota';
 import { Plan, quotaOf } from './plans';
 import { ApiKeyRole } from './role';
-import { PRIVATE_HINT } from '../cache/cache-hints';
+import { PRIVATE_HINT } from '../common/cache-hints';
 
 @Entity('api_keys')
 @Directive(PRIVATE_HINT)

@@ -10,7 +10,7 @@ import { ApiKey } from './api-key.entity';
 import { NewApiKeyInput } from './api-key.inputs';
 import type { AuthContext as Context } from './auth.context';
 import { ApiKeyRole } from './role';
-import { PRIVATE_HINT } from '../cache/cache-hints';
+import { PRIVATE_HINT } from '../common/cache-hints';
 
 @Directive(PRIVATE_HINT)
 @ObjectType({ description: 'A page of API keys.' })

@@ -2,7 +2,7 @@ import { Ctx, Directive, Field, Int, ObjectType, Query, Resolver, registerEnumTy
 import { identityOf } from '../limits/identity';
 import type { AuthContext as Context } from './auth.context';
 import { Plan, quotaOfCaller } from './plans';
-import { PRIVATE_HINT } from '../cache/cache-hints';
+import { PRIVATE_HINT } from '../common/cache-hints';
 
 export enum RateLimitWindow {
   MINUTE = 'minute',

@@ -1,7 +1,7 @@
 import { ClassType, Directive, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { encodeCursor } from './cursor';
 import type { Page } from './page';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'Where a page ends, and whether another follows.', simpleResolvers: true })

@@ -1,7 +1,7 @@
 import type { GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import type { GraphQLSchema } from 'graphql';
 import type { Caller } from '../auth/caller';
-import { operationPolicies } from '../cache/cache-control';
+import { operationPolicies } from './cache-control';
 import { cacheControlOf, sharedCacheControl } from '../http/conditional';
 import type { SharedRequestHooks } from './request-hooks';
 

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { type ApolloServerPlugin, type GraphQLRequest, type GraphQLRequestListener, type GraphQLResponse, HeaderMap } from '@apollo/server';
 import { getVariableValues, type GraphQLSchema } from 'graphql';
 import type { Caller } from '../auth/caller';
-import { operationPolicies } from '../cache/cache-control';
-import { type Tag, tagsOfAnswer, UNTAGGABLE } from '../cache/cache-tags';
+import { operationPolicies } from './cache-control';
+import type { Tag } from '../cache/cache-tags';
+import { tagsOfAnswer, UNTAGGABLE } from './answer-tags';
 import type { ResponseCache } from '../cache/response-cache';
 import type { Context } from '../context';
 

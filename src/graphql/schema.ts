@@ -12,7 +12,7 @@ import { CategoryResolver } from '../pets/category.resolver';
 import { PetResolver } from '../pets/pet.resolver';
 import { InventoryResolver } from '../store/inventory.resolver';
 import { OrderResolver } from '../store/order.resolver';
-import { cacheControlDirective } from '../cache/cache-control';
+import { cacheControlDirective } from './cache-control';
 
 const RESOLVERS = [
   PetResolver,

@@ -37,7 +37,7 @@ export function extraValidationRules(config: Pick<Config, 'introspection'>): Val
 
 export async function startGraphQLServer(
   schema: GraphQLSchema,
-  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'responseCacheMaxAgeSeconds'>,
+  config: Pick<Config, 'introspection' | 'maxQueryCost' | 'responseCache' | 'responseCacheMaxAgeSeconds'>,
   logger: Logger,
   /** How many pets there are now: substring filters are priced by it (query-limits.plugin.ts). */
   catalogueSize: () => number,
@@ -76,7 +76,8 @@ export async function startGraphQLServer(
         queryLimitsHooks(schema, config.maxQueryCost, catalogueSize),
         textInputHooks(),
         httpStatusHooks(),
-        cachePolicyHooks(schema, config.responseCacheMaxAgeSeconds),
+        // Without the response cache, nothing purges a shared cache: the catalogue is revalidated.
+        cachePolicyHooks(schema, config.responseCache ? config.responseCacheMaxAgeSeconds : 0),
         readRoutingHooks(),
       ]),
       // After the gateway's hooks have priced and admitted the operation, before it runs.

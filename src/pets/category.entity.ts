@@ -2,7 +2,7 @@ import { Directive, Field, ObjectType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { DESCRIPTION_MAX, NAME_MAX } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Entity('categories')
 @Directive(CATALOGUE_HINT)

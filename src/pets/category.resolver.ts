@@ -11,7 +11,7 @@ import { CategoryUpdateInput, NewCategoryInput } from './category.inputs';
 import { PetConnection } from './pet.resolver';
 import { shapeOfPetPage } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A page of categories.' })

@@ -4,7 +4,7 @@ import { MAX_STOCK } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from './pet.entity';
 import { PetStatus } from './pet-status';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Entity('inventory_items')
 // Keyset pages of a stock status (migration FilteredPageIndexes).

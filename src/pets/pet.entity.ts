@@ -5,7 +5,7 @@ import { Int64ID } from '../common/id.scalar';
 import { Category } from './category.entity';
 import type { InventoryItem } from './inventory-item.entity';
 import { PetStatus } from './pet-status';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Entity('pets')
 // Keyset pages of a category or a status (migration FilteredPageIndexes).

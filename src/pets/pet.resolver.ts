@@ -14,7 +14,7 @@ import { Pet } from './pet.entity';
 import { NewPetInput, PetFilterInput, PetUpdateInput } from './pet.inputs';
 import { shapeOfPetField, shapeOfPetPage } from './pet-shape';
 import type { PetsContext as Context } from './pets.context';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A page of pets.' })

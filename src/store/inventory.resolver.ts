@@ -9,7 +9,7 @@ import { Pet } from '../pets/pet.entity';
 import { InventoryItem } from '../pets/inventory-item.entity';
 import type { StoreContext as Context } from './store.context';
 import { InventoryFilterInput, InventoryUpdateInput } from './store.inputs';
-import { CATALOGUE_HINT } from '../cache/cache-hints';
+import { CATALOGUE_HINT } from '../common/cache-hints';
 
 @Directive(CATALOGUE_HINT)
 @ObjectType({ description: 'A page of stock entries, in pet id order.' })

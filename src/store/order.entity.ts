@@ -4,7 +4,7 @@ import { ApiKey } from '../auth/api-key.entity';
 import { MAX_ORDER_QUANTITY } from '../common/bounds';
 import { Int64ID } from '../common/id.scalar';
 import { Pet } from '../pets/pet.entity';
-import { PRIVATE_HINT } from '../cache/cache-hints';
+import { PRIVATE_HINT } from '../common/cache-hints';
 
 @Entity('orders')
 @Check('order_quantity_range', `"quantity" >= 1 AND "quantity" <= ${MAX_ORDER_QUANTITY}`)

@@ -12,7 +12,7 @@ import { Order } from './order.entity';
 import { orderScopeOf } from './order-scope';
 import type { StoreContext as Context } from './store.context';
 import { NewOrderInput, OrderFilterInput } from './store.inputs';
-import { PRIVATE_HINT } from '../cache/cache-hints';
+import { PRIVATE_HINT } from '../common/cache-hints';
 
 @Directive(PRIVATE_HINT)
 @ObjectType({ description: 'A page of orders, newest first.' })

@@ -1,7 +1,7 @@
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
 import { RetryLink } from '@apollo/client/link/retry';
 import request from 'supertest';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
@@ -15,7 +15,7 @@ import { printFigure } from '../helpers/figures';
 let t: TestApp;
 let petIds: string[];
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp(DATABASE_BOUND);
   const dogs = await createCategory(t, 'Dogs');
   const cats = await createCategory(t, 'Cats');
   petIds = [];

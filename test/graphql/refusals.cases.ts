@@ -63,7 +63,7 @@ describe('a subscription over HTTP', () => {
       type Query { hello: String }
       type Subscription { ticked: Int }
     `);
-    const server = await startGraphQLServer(schema, { introspection: true, maxQueryCost: 1000, responseCacheMaxAgeSeconds: 60 }, pino({ level: 'silent' }), () => 0);
+    const server = await startGraphQLServer(schema, { introspection: true, maxQueryCost: 1000, responseCache: true, responseCacheMaxAgeSeconds: 60 }, pino({ level: 'silent' }), () => 0);
     try {
       for (const method of ['POST', 'GET'] as const) {
         const response = await send(server, method, 'subscription { ticked }');

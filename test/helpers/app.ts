@@ -21,6 +21,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * For tests of what the database's limits do to requests (time, turns, slots held by a slow
+ * statement): with the response cache, a repeated catalogue query would take no database time at all.
+ */
+export const DATABASE_BOUND = { RESPONSE_CACHE: 'false' } as const;
+
 export interface TestAppOptions {
   /** An existing database (another app's, say); the app then leaves it open on close. */
   db?: TestDatabase;

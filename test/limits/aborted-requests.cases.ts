@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { databaseTimeOfCaller, PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { identityOf } from '../../src/limits/identity';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
 import { holdPets, holdTable } from '../helpers/hold';
@@ -20,7 +20,7 @@ let petId: string;
 const log = captureLog();
 beforeAll(async () => {
   // A banned request is answered after a long pause here, so that a test can abort it meanwhile.
-  t = await startTestApp({ BAN_PAUSE_MS: '60000', LOG_LEVEL: 'info' }, { logger: log.logger });
+  t = await startTestApp({ BAN_PAUSE_MS: '60000', LOG_LEVEL: 'info', ...DATABASE_BOUND }, { logger: log.logger });
   petId = await createPet(t, await createCategory(t), 'Rex');
 });
 afterAll(() => t.close());

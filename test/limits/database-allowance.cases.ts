@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import request from 'supertest';
 import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { poolOf } from '../../src/sql/pool';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { captureLog, type CapturedLog } from '../helpers/log-capture';
 import { waitFor } from '../helpers/wait';
@@ -19,7 +19,7 @@ let t: TestApp;
 let log: CapturedLog;
 beforeAll(async () => {
   log = captureLog('info');
-  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), DATABASE_CONNECT_TIMEOUT_MS: '10000', BAN_THRESHOLD: '2' }, { logger: log.logger });
+  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), DATABASE_CONNECT_TIMEOUT_MS: '10000', BAN_THRESHOLD: '2', ...DATABASE_BOUND }, { logger: log.logger });
 });
 afterAll(() => t.close());
 

@@ -9,7 +9,7 @@ import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } 
 import { InFlight } from '../../src/limits/in-flight';
 import { RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
@@ -179,7 +179,7 @@ describe('requests in flight per identity, through HTTP', () => {
   let t: TestApp;
   let petId: string;
   beforeAll(async () => {
-    t = await startTestApp({ BAN_THRESHOLD: '2', BAN_SECONDS: '60' });
+    t = await startTestApp({ BAN_THRESHOLD: '2', BAN_SECONDS: '60', ...DATABASE_BOUND });
     petId = await createPet(t, await createCategory(t), 'Rex');
   });
   afterAll(() => t.close());

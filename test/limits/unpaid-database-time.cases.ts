@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 
 /** A page of pets: one statement each, charged to the unpaid classes' database time. */
@@ -11,7 +11,7 @@ describe('the unpaid classes’ database time', () => {
   beforeAll(async () => {
     // 2 ms of statement time a second for FREE keys and anonymous clients together, 1 for anonymous
     // clients: the first statements spend it, and what they overdraw takes a while to pay back.
-    t = await startTestApp({ UNPAID_DATABASE_MS_PER_SECOND: '2' });
+    t = await startTestApp({ UNPAID_DATABASE_MS_PER_SECOND: '2', ...DATABASE_BOUND });
     const categoryId = await createCategory(t);
     for (let i = 0; i < 5; i += 1) await createPet(t, categoryId, `Pet ${i}`);
   });

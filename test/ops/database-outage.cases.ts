@@ -4,7 +4,7 @@ import { ApiKeyService, KEY_CACHE_TTL_MS, keyCache } from '../../src/auth/api-ke
 import { connectDatabase } from '../../src/db/database';
 import { isDatabaseUnavailable } from '../../src/sql/pg-errors';
 import { Statements } from '../../src/sql/statements';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { createApiKey, placeOrder, stockedPet } from '../helpers/builders';
 import { createTestDatabase, startEmbeddedTestPostgres } from '../helpers/database';
 import { wsUrl } from '../helpers/live';
@@ -37,7 +37,7 @@ beforeAll(async () => {
   url.port = String(proxy.port);
   dataSource = await connectDatabase(url.toString(), { embedded: !!embedded, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   closeUpstream = async () => (upstream ? upstream.close().catch(() => undefined) : embedded?.stop());
-  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) }, { db: { dataSource, embedded: !!embedded, url: url.toString(), close: async () => {} } });
+  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), ...DATABASE_BOUND }, { db: { dataSource, embedded: !!embedded, url: url.toString(), close: async () => {} } });
 });
 
 afterAll(async () => {

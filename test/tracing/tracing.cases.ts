@@ -8,6 +8,7 @@ import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpe
 import { completion, GatewayProgram, type GatewayProcess } from '../helpers/gateway-process';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver';
 import { waitFor } from '../helpers/wait';
+import { DATABASE_BOUND } from '../helpers/app';
 
 /**
  * Traces (docs/contract.md §10): the gateway as a process (src/main.ts, as `npm start` runs it)
@@ -61,7 +62,8 @@ async function startGateway(env: NodeJS.ProcessEnv): Promise<Running> {
     place = { PGLITE_DATA_DIR: dataDir };
   }
   // Request lines are written within 10 ms (the least allowed), not a second: the tests read trace ids from them.
-  const child = program.start({ ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FLUSH_MS: '10', ...place, ...env });
+  // Each request's SQL is traced: none is answered from the response cache.
+  const child = program.start({ ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FLUSH_MS: '10', ...DATABASE_BOUND, ...place, ...env });
   const ended = completion(child);
   const lines: Record<string, any>[] = [];
   let seen = '';

@@ -16,7 +16,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { fragmentsOf } from '../graphql/fragments';
+import { fragmentsOf } from './fragments';
 
 /** Apollo's cache-hint scope: PRIVATE answers depend on who asks. */
 export const CacheControlScope = new GraphQLEnumType({
