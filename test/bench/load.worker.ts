@@ -6,6 +6,12 @@ import { SCENARIOS, type Target } from './scenarios';
  * argv: port scenario target seconds firstRequestNumber [connections, default 10] [requests a
  * second over all connections, default as many as answered]. Prints its result as JSON.
  */
+/** An answer's X-Cache (HIT, MISS, BYPASS), `none` when absent; autocannon keeps the header names as sent. */
+function xCacheOf(headers: object | undefined): string {
+  for (const [name, value] of Object.entries(headers ?? {})) if (name.toLowerCase() === 'x-cache') return String(value).toUpperCase();
+  return 'none';
+}
+
 async function main(): Promise<void> {
   const [port, scenarioName, target, seconds, first, connections = '10', rate] = process.argv.slice(2);
   const scenario = SCENARIOS[scenarioName];
@@ -13,6 +19,7 @@ async function main(): Promise<void> {
   let mismatches = 0;
   let unavailable = 0;
   const statuses: Record<string, number> = {};
+  const cache: Record<string, number> = {};
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: Number(connections),
@@ -21,10 +28,14 @@ async function main(): Promise<void> {
     requests: [
       {
         setupRequest: (request) => ({ ...request, ...scenario.request(target as Target, n++) }),
-        onResponse: (status, body) => {
+        onResponse: (status, body, _context, headers) => {
           if (status === 503) unavailable += 1;
           statuses[status] = (statuses[status] ?? 0) + 1;
           if (!scenario.verify(body)) mismatches += 1;
+          if (scenario.countsCache) {
+            const verdict = xCacheOf(headers);
+            cache[verdict] = (cache[verdict] ?? 0) + 1;
+          }
         },
       },
     ],
@@ -40,6 +51,7 @@ async function main(): Promise<void> {
       mismatches,
       unavailable,
       statuses,
+      ...(scenario.countsCache ? { cache } : {}),
     }),
   );
 }

@@ -81,6 +81,8 @@ export interface LoadResult {
   unavailable: number;
   /** Responses by HTTP status. */
   statuses: Record<string, number>;
+  /** Responses by X-Cache (HIT, MISS, BYPASS, `none`), for the scenarios that count it. */
+  cache?: Record<string, number>;
 }
 
 /**

@@ -9,6 +9,8 @@ import { median } from './median';
 import { backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, gatewayScriptOf, type LoadResult, installPeer, runLoad, startDeployment, startServer } from './processes';
 import { type PairedTracing, runPaired } from './paired';
+import { runCached } from './cached';
+import { runMixed } from './mixed';
 import { runReplicas } from './replicas';
 import { runScale } from './scale';
 import type { Target } from './scenarios';
@@ -21,7 +23,7 @@ import { type SpanSink, startSpanSink, tracedEnv } from './span-sink';
  * BENCH_SECONDS (measured seconds per run, default 6) and BENCH_ROUNDS (default 3) bound it;
  * BENCH_SCENARIOS (such as `Q1,Q2`, `fanout` for live updates, or `scale` for the catalogue at a
  * million pets, scale.ts; `replicas` for Q1 and Q2 on a primary alone and with a streaming replica,
- * replicas.ts) runs some scenarios only. Beside each server's CPU per request it reports
+ * replicas.ts; `cached` and `mixed` for the response cache, cached.ts and mixed.ts) runs some scenarios only. Beside each server's CPU per request it reports
  * PostgreSQL's (its backends' process time, pg-cpu.ts) when PostgreSQL runs on this machine.
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
@@ -103,6 +105,9 @@ const CROWD = !ONLY || ONLY.includes('crowd');
 const SCALE = ONLY?.includes('scale') ?? false;
 /** `replicas` (replicas.ts) runs only when asked for: it starts a primary and a replica of its own. */
 const REPLICAS = ONLY?.includes('replicas') ?? false;
+/** `cached` (cached.ts) and `mixed` (mixed.ts): the response cache, each on a database and servers of its own. */
+const CACHED = !ONLY || ONLY.includes('cached');
+const MIXED = !ONLY || ONLY.includes('mixed');
 /** `paired` (paired.ts) runs only when asked for: BENCH_ROUNDS slices of BENCH_SECONDS per scenario and pairing. */
 const PAIRED = ONLY?.includes('paired') ?? false;
 const PEER = PLAN.some(([, contenders]) => contenders.includes('postgraphile'));
@@ -167,6 +172,8 @@ async function main(): Promise<void> {
   if (SCALE) await runScale(serverUrl, deployed, SECONDS);
   if (REPLICAS) await runReplicas(deployed, SECONDS, WARM_UP_SECONDS);
   if (PAIRED) await runPaired(serverUrl, deployed, { checkout: BASELINE, nodeFlags: BASELINE_NODE_FLAGS }, ROUNDS, SECONDS, WARM_UP_SECONDS, PAIRED_TRACING);
+  if (CACHED) await runCached(serverUrl, deployed, ROUNDS, SECONDS, WARM_UP_SECONDS);
+  if (MIXED) await runMixed(serverUrl, deployed, ROUNDS, SECONDS, WARM_UP_SECONDS);
   // On a database of its own, before the others: their servers would load the machine it measures.
   const crowd = CROWD ? await runCrowd(serverUrl, deployed) : undefined;
   if (PLAN.length === 0 && !FAN_OUT && !KEYED_ATTACK) {
@@ -292,7 +299,7 @@ function report(runs: Map<string, Measured[]>, rss: Map<string, number>, heapTot
   const gatewayIdleRss = idleRss.get('gateway') ?? NaN;
   const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1024 / 1024).toFixed(0));
   const rows: Record<string, number | string>[] = [];
-  const medianOf = (key: string, field: Exclude<keyof Measured, 'statuses'>) => median((runs.get(key) ?? []).map((run) => run[field] ?? NaN));
+  const medianOf = (key: string, field: Exclude<keyof Measured, 'statuses' | 'cache'>) => median((runs.get(key) ?? []).map((run) => run[field] ?? NaN));
   for (const [scenario, contenders] of PLAN) {
     const baseline = medianOf(`${scenario}\t${contenders[0]}`, 'reqPerSec');
     const versus = (contender: string) => (contenders.includes(contender) ? medianOf(`${scenario}\t${contender}`, 'reqPerSec') : NaN);

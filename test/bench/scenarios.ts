@@ -1,7 +1,10 @@
 import { ATTACK_KEY, BENCH_KEY, ORDER_KEYS, PETS, orderKey } from './fixture';
 
-/** How a contender is asked: the gateway's GraphQL, the raw servers' POST and GET, PostGraphile's schema. */
-export type Target = 'raw' | 'raw GET' | 'gateway' | 'postgraphile';
+/**
+ * How a contender is asked: the gateway's GraphQL by POST, or by GET (`gateway GET`, the query in
+ * the URL, as a shared cache sees it), the raw servers' POST and GET, PostGraphile's schema.
+ */
+export type Target = 'raw' | 'raw GET' | 'gateway' | 'gateway GET' | 'postgraphile';
 
 export interface BenchRequest {
   method: 'GET' | 'POST';
@@ -16,9 +19,14 @@ export interface Scenario {
   request(target: Target, n: number): BenchRequest;
   /** A response that does not pass is counted as a mismatch: speed only counts when answers are right. */
   verify(body: string): boolean;
+  /** Whether the load counts the answers' `X-Cache` (HIT, MISS, BYPASS, or none). */
+  countsCache?: boolean;
 }
 
 const randomPetId = () => String(1 + Math.floor(Math.random() * PETS));
+/** BENCH_HOT_PETS: the ids 1..N that the `cached` and `mixed` scenarios read (default 100), few enough to stay cached. */
+export const HOT_PETS = Number(process.env.BENCH_HOT_PETS ?? 100);
+export const randomHotPetId = () => String(1 + Math.floor(Math.random() * HOT_PETS));
 
 const graphql = (key: string, query: string, operationName?: string, variables?: Record<string, string>): BenchRequest => ({
   method: 'POST',
@@ -43,14 +51,20 @@ const PEER_Q1 = 'query Q1($id: BigInt!) { petByRowId(rowId: $id) { rowId name ca
 const PEER_Q2 =
   'query Q2 { allPets(first: 50, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name status categoryByCategoryId { rowId name } inventoryItemByPetId { quantity } } } }';
 const get = (path: string): BenchRequest => ({ method: 'GET', path, headers: {} });
+// GraphQL over GET: the key's header is also what lets it past the CSRF check of a GET.
+const Q1_GET = `/graphql?operationName=Q1&query=${encodeURIComponent(Q1)}&variables=`;
+const Q2_GET = `/graphql?operationName=Q2&query=${encodeURIComponent(Q2)}`;
+const graphqlGet = (path: string): BenchRequest => ({ method: 'GET', path, headers: { 'x-api-key': BENCH_KEY } });
 
 export function q1Request(target: Target, id: string): BenchRequest {
   if (target === 'raw GET') return get(`/pet/${id}`);
+  if (target === 'gateway GET') return graphqlGet(Q1_GET + encodeURIComponent(JSON.stringify({ id })));
   return target === 'postgraphile' ? graphql(BENCH_KEY, PEER_Q1, 'Q1', { id }) : graphql(BENCH_KEY, Q1, 'Q1', { id });
 }
 
 export function q2Request(target: Target): BenchRequest {
   if (target === 'raw GET') return get('/pets50');
+  if (target === 'gateway GET') return graphqlGet(Q2_GET);
   return target === 'postgraphile' ? graphql(BENCH_KEY, PEER_Q2, 'Q2') : graphql(BENCH_KEY, Q2, 'Q2');
 }
 /**
@@ -79,6 +93,19 @@ export const SCENARIOS: Record<string, Scenario> = {
     name: 'Q2: 50 pets with category and stock',
     request: (target) => q2Request(target),
     verify: (body) => /^(\[\{|\{"data":\{"(pets|allPets)":\{"nodes":\[\{)/.test(body) && !body.includes('"errors"'),
+  },
+  // The `cached` scenario's (cached.ts): Q1 over the hot ids only, and Q2, their answers' X-Cache counted.
+  cachedQ1: {
+    name: `Q1 over the ids 1..${HOT_PETS}`,
+    request: (target) => q1Request(target, randomHotPetId()),
+    verify: (body) => SCENARIOS.Q1.verify(body),
+    countsCache: true,
+  },
+  cachedQ2: {
+    name: 'Q2, the same page each time',
+    request: (target) => q2Request(target),
+    verify: (body) => SCENARIOS.Q2.verify(body),
+    countsCache: true,
   },
   REST: {
     name: 'REST GET /pets/{id}',
