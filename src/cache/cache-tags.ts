@@ -14,7 +14,7 @@ export type Tag = string;
  * category's: its own and the list of categories. An order is never cached; the stock it takes
  * arrives as a stock change.
  */
-export function tagsOfChange(change: Change | { type: 'category'; id: string }): Tag[] {
+export function tagsOfChange(change: Change): Tag[] {
   switch (change.type) {
     case 'pet':
       return [`pet:${change.id}`, 'pets', `stock:${change.id}`, 'stock'];

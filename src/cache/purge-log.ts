@@ -1,6 +1,6 @@
 import type { Tag } from './cache-tags';
 
-/** Past this many tags remembered, the log forgets them all and counts everything as purged (a bulk write). */
+/** Past this many tags (or purges) remembered, the log forgets them all and counts everything as purged (a bulk write). */
 export const MAX_REMEMBERED_TAGS = 100_000;
 
 /** When a cached answer's read began, and what it read. */
@@ -32,7 +32,8 @@ export class PurgeLog {
   purge(tags: readonly Tag[]): void {
     const at = this.now();
     this.forgetBefore(at - this.horizonMs);
-    if (this.lastPurged.size + tags.length > MAX_REMEMBERED_TAGS) return this.purgeEverything();
+    // Distinct tags, and purges heard, alike: a storm of writes to a few rows is bounded too.
+    if (this.lastPurged.size + tags.length > MAX_REMEMBERED_TAGS || this.heard.length - this.oldest + tags.length > MAX_REMEMBERED_TAGS) return this.purgeEverything();
     for (const tag of tags) {
       this.lastPurged.set(tag, at);
       this.heard.push({ tag, at });

@@ -3,14 +3,15 @@ import type { Tag } from './cache-tags';
 import type { CachedAnswer } from './memory-level';
 
 /**
- * Stores an answer (KEYS[1]) and adds it to its tags' sets (KEYS[2..]), all for ARGV[2] ms.
+ * Stores an answer (KEYS[1]) for ARGV[2] ms and adds it to its tags' sets (KEYS[2..]), each
+ * kept at least as long as its longest-lived answer.
  * ARGV[1]: the answer as JSON.
  */
 const STORE = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 for i = 2, #KEYS do
   redis.call('SADD', KEYS[i], KEYS[1])
-  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
 end
 return 1`;
 

@@ -1,5 +1,5 @@
 import { buildSchema, type GraphQLSchema, getOperationAST, parse } from 'graphql';
-import { type CachePolicy, cachePolicyOf } from '../../src/cache/cache-control';
+import { type CachePolicy, cachePolicyOf } from '../../src/graphql/cache-control';
 import { buildGatewaySchema } from '../../src/graphql/schema';
 
 /** What an operation's answer may be kept for, by whom (src/cache/cache-control.ts), over the gateway's own schema. */

@@ -13,8 +13,9 @@ import {
   print,
   typeFromAST,
 } from 'graphql';
-import { cachePolicyOf } from '../../src/cache/cache-control';
-import { tagsOfAnswer, tagsOfChange, UNTAGGABLE } from '../../src/cache/cache-tags';
+import { tagsOfChange } from '../../src/cache/cache-tags';
+import { tagsOfAnswer, UNTAGGABLE } from '../../src/graphql/answer-tags';
+import { cachePolicyOf } from '../../src/graphql/cache-control';
 import { toId } from '../../src/common/id.scalar';
 import { buildGatewaySchema } from '../../src/graphql/schema';
 import { sampleVariables } from '../../src/graphql/sample-variables';
@@ -108,7 +109,7 @@ describe('by hand', () => {
   it('purges, for each change, the tags of what it changed', () => {
     expect(tagsOfChange({ type: 'pet', kind: 'UPDATED', id: '1' }).sort()).toEqual(['pet:1', 'pets', 'stock', 'stock:1']);
     expect(tagsOfChange({ type: 'stock', petId: '2', quantity: 0, status: 'sold' } as never).sort()).toEqual(['stock', 'stock:2']);
-    expect(tagsOfChange({ type: 'category', id: '3' }).sort()).toEqual(['categories', 'category:3']);
+    expect(tagsOfChange({ type: 'category', kind: 'UPDATED', id: '3' }).sort()).toEqual(['categories', 'category:3']);
   });
 });
 
