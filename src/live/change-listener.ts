@@ -40,13 +40,18 @@ export async function listenForChanges(
     client = current;
     // With read replicas, each batch of notifications (those read at once) gets the primary's
     // position, read on this connection after they arrived, so past every one of their commits.
+    // One statement at a time on the connection: a batch's read starts once the one before it ended.
     let batch: Promise<bigint | undefined> | undefined;
+    let reading: Promise<unknown> = Promise.resolve();
     const positionNow = () => {
       if (!batch) {
-        batch = current.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn').then(
-          ({ rows }) => parseLsn(rows[0].lsn),
-          () => undefined,
-        );
+        batch = reading
+          .then(() => current.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'))
+          .then(
+            ({ rows }) => parseLsn(rows[0].lsn),
+            () => undefined,
+          );
+        reading = batch;
         setImmediate(() => (batch = undefined));
       }
       return batch;
