@@ -101,7 +101,8 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     // The reference's answer to each request once everything is settled: what a cache that never purged would be judged against.
     for (const request of corpus) settled.set(signature(request), await observe(traffic, request, { from: anonymous() }, 'POST'));
     judgement = judgeReaders(record, SLACK_MS);
-    const summary = { runMs: Math.round(runMs), ...figures(record, judgement, SLACK_MS) };
+    const purges = { a: await answersPurged(deployment.a.url), b: await answersPurged(deployment.b.url) };
+    const summary = { runMs: Math.round(runMs), ...figures(record, judgement, SLACK_MS), answersPurgedByChanges: purges };
     const dir = mkdtempSync(join(tmpdir(), 'cache-oracle-'));
     writeFileSync(join(dir, 'oracle-figures.json'), JSON.stringify({ ...summary, refusals: record.refusals.slice(0, 20) }, null, 2));
     // Every mismatch in full, where the failures show the first few.
@@ -163,3 +164,10 @@ describe('the response cache never serves a wrong answer (A and B cached, R the 
     expect(current.filter(({ verdict }) => verdict.kind !== 'accepted').map(({ answer }) => answer.request.name)).toEqual([]);
   });
 });
+
+/** How many answers an instance's change stream purged from its memory (its /metrics). */
+async function answersPurged(instanceUrl: string): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', instanceUrl))).text();
+  const line = text.split('\n').find((each) => each.startsWith('petstore_response_cache_purges_total{reason="change"}'));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
