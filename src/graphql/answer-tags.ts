@@ -1,10 +1,12 @@
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
+  type FragmentSpreadNode,
   getArgumentValues,
   getNamedType,
   type GraphQLObjectType,
   type GraphQLSchema,
+  type InlineFragmentNode,
   isObjectType,
   Kind,
   type OperationDefinitionNode,
@@ -93,9 +95,8 @@ class AnswerWalker {
     for (const selection of selectionSet.selections) {
       if (!this.taggable) return;
       if (selection.kind !== Kind.FIELD) {
-        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? this.fragments[selection.name.value] : selection;
-        const condition = fragment?.typeCondition?.name.value;
-        if (fragment && (condition === undefined || condition === type.name)) this.fields(type, fragment.selectionSet, value, ownId);
+        const spread = this.spreadOn(type, selection);
+        if (spread) this.fields(type, spread, value, ownId);
         continue;
       }
       const name = selection.name.value;
@@ -135,13 +136,19 @@ class AnswerWalker {
         const held = value[selection.alias?.value ?? selection.name.value];
         if (selection.name.value === idField && (typeof held === 'string' || typeof held === 'number')) return String(held);
       } else {
-        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? this.fragments[selection.name.value] : selection;
-        const condition = fragment?.typeCondition?.name.value;
-        const found = fragment && (condition === undefined || condition === type.name) ? this.idIn(type, fragment.selectionSet, value, idField) : undefined;
+        const spread = this.spreadOn(type, selection);
+        const found = spread && this.idIn(type, spread, value, idField);
         if (found !== undefined) return found;
       }
     }
     return undefined;
+  }
+
+  /** The selections a fragment (named or inline) adds to an object of `type`, if its condition holds. */
+  private spreadOn(type: GraphQLObjectType, selection: FragmentSpreadNode | InlineFragmentNode): SelectionSetNode | undefined {
+    const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? this.fragments[selection.name.value] : selection;
+    const condition = fragment?.typeCondition?.name.value;
+    return fragment && (condition === undefined || condition === type.name) ? fragment.selectionSet : undefined;
   }
 
   /** Calls `visit` on each object a field's value holds: itself, or the items of its lists. */
