@@ -8,8 +8,8 @@ export interface CachedAnswer {
   startedAt: number;
 }
 
-/** Why an answer left the memory level. */
-export type Removal = 'purged' | 'evicted' | 'expired';
+/** Why an answer left the memory level on its own (a purge is counted by whoever asked for it). */
+export type Removal = 'evicted' | 'expired';
 
 /**
  * This process's level: at most `maxBytes` of answers (least recently used go first), each for at

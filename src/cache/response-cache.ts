@@ -47,7 +47,7 @@ export class ResponseCache {
   constructor(private readonly options: ResponseCacheOptions) {
     this.now = options.now ?? Date.now;
     const observer = options.observer;
-    const removed = (why: Removal) => observer?.observePurge(why === 'evicted' ? 'evicted' : 'max_age', 1);
+    const removed = (why: Removal) => observer?.observePurge(why === 'expired' ? 'max_age' : why, 1);
     this.memory = new MemoryLevel(options.maxBytes, options.maxAgeMs, removed, options.now);
     this.shared = options.redis && new RedisLevel(options.redis.client, options.redis.prefix);
     this.log = new PurgeLog(options.maxAgeMs, this.now);
