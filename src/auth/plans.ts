@@ -18,7 +18,7 @@ export enum Plan {
  * - `quota`: requests per minute and per day; ENTERPRISE keys carry their own.
  * - `requestsInFlight`: requests at once on an instance, sized for browsers (a page's parallel
  *   queries: 6 connections per origin on HTTP/1.1, all at once on HTTP/2); a request past it waits
- *   behind at most twice as many for ADMISSION_WAIT_MS. Database fairness comes from the next two.
+ *   for ADMISSION_WAIT_MS behind at most the rest of a minute's quota (admissionOfCaller). Database fairness comes from the next two.
  * - `statementsAtOnce`: statements running at once over all the identity's requests
  *   (db/statement-budget.ts): a FREE client holds at most 1 of the pool's 10 connections and 1
  *   database core, however costly its requests.
@@ -73,7 +73,7 @@ registerEnumType(Plan, {
   },
 });
 
-/** A request over its identity's bound waits this long, behind at most twice the bound, before a 429. */
+/** A request over its identity's bound waits this long for a slot before a 429. */
 export const ADMISSION_WAIT_MS = 2_000;
 
 /** An ENTERPRISE key's statement time per request of its minute quota, as BUSINESS gets 60 s for its 1,000. */
@@ -85,10 +85,15 @@ export type PlannedCaller = { kind: 'key'; key: { plan: Plan } } | { kind: 'anon
 /** The caller's plan's row; anonymous: FREE's. */
 const limitsOf = (caller: PlannedCaller): PlanLimits => PLAN_LIMITS[caller.kind === 'key' ? caller.key.plan : Plan.FREE];
 
-/** How many requests of the caller may be in flight at once on an instance, and wait. */
-export function admissionOfCaller(caller: PlannedCaller): Admission {
+/**
+ * How many requests of the caller may be in flight at once on an instance, and wait. The queue
+ * holds the rest of a minute's quota (and at least twice the bound), so that a burst of the whole
+ * quota sent at once is answered by its window, every request of it within the quota served, rather
+ * than refused by a full queue while the window still has room.
+ */
+export function admissionOfCaller(caller: PlannedCaller & QuotedCaller): Admission {
   const max = limitsOf(caller).requestsInFlight;
-  return { max, queue: 2 * max, waitMs: ADMISSION_WAIT_MS };
+  return { max, queue: Math.max(2 * max, quotaOfCaller(caller).perMinute - max), waitMs: ADMISSION_WAIT_MS };
 }
 
 /** Milliseconds of statement time the caller may use per minute on an instance. */

@@ -85,8 +85,16 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
    * to send. The request's in-flight slot is registered on `scope` as it is taken; a scope aborted
    * while waiting gets `{}`.
    */
-  admit(caller: C, identity: string, scope: Scope): Promise<Admitted> {
-    return this.pass(caller, identity, scope.trace, scope);
+  admit(caller: C, identity: string, scope: Scope, sentAt?: number): Promise<Admitted> {
+    return this.pass(caller, identity, scope.trace, scope, sentAt);
+  }
+
+  /**
+   * The limiter's clock: read as a request arrives, before its caller is identified, it is the
+   * request's `sentAt` (a request whose key was being looked up was still sent with its burst).
+   */
+  now(): number {
+    return this.options.limiter.now();
   }
 
   /**
@@ -102,9 +110,11 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
    * its `request` scope) a slot among the identity's requests in flight, then the windows and the
    * ban, all in the limiter's one decision.
    */
-  private async pass(caller: C, identity: string, trace: Trace | undefined, request?: Scope): Promise<Admitted> {
+  private async pass(caller: C, identity: string, trace: Trace | undefined, request?: Scope, sentAt?: number): Promise<Admitted> {
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
+    // Read before any wait for a slot: a request queued behind a burst was still sent with it.
+    sentAt ??= limiter.now();
     const shed = this.shed(caller, identity);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
@@ -122,7 +132,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
         return { decision, refusal: refused };
       }
     }
-    const decision = await inTrace(trace, () => limiter.check(identity, quota));
+    const decision = await inTrace(trace, () => limiter.check(identity, quota, sentAt));
     if (decision.kind === 'allowed') return { decision };
     if (request && decision.kind === 'banned' && banPauseMs > 0) await delay(banPauseMs, undefined, { signal: request.signal }).catch(() => undefined);
     return { decision, refusal: refusal(decision, caller, identity, this.options.metrics, this.options.logger) };

@@ -24,13 +24,19 @@ export type StoreStatus = 'ok' | 'degraded';
  * - a refusal is reported against the full window that frees last, and adds one to a refusal
  *   count that lives until that window frees; the refusal that takes the count past the
  *   threshold starts a ban instead and clears the count, so each ban is earned afresh;
+ * - a refusal counts toward a ban only when it is the first of its run, or its request was sent
+ *   (`sentAt`) at or after that first refusal was decided: a request sent before its client could
+ *   have been told kept sending nothing (a burst's own refusals are answered 429, not a ban);
  * - during a ban nothing is counted, refused or lengthened.
  *
  * `now` always comes from the caller, so that every instance and every test agrees on the clock.
  */
 export interface LimiterStore {
-  /** One atomic step: ban check, window check, then counting or refusal bookkeeping. */
-  hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome>;
+  /**
+   * One atomic step: ban check, window check, then counting or refusal bookkeeping. `sentAt`
+   * (at most `now`, by default `now`) is when the request reached the gateway.
+   */
+  hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy, sentAt?: number): Promise<StoreOutcome>;
   /**
    * Gives back one request counted in each of `counted` (the windows as a hit reported them), in
    * each still in the same run (same reset time) and above zero; the windows as they then stand.

@@ -22,7 +22,8 @@
  *   `limited`, otherwise the one that will run out first (fewest left, then earliest reset).
  * - A refusal names the full window that frees last. Refusals 1..threshold are `limited`; the
  *   next starts a ban of `durationMs` and is `banned`, as is every request during the ban, which
- *   nothing lengthens. The refusal count restarts when the refusing window frees, and when a
+ *   nothing lengthens. Only refusals of requests sent once the client could have been told count
+ *   (limiter-store.ts): a burst sent at once is answered, not banned. The refusal count restarts when the refusing window frees, and when a
  *   ban starts (each ban is earned afresh). limiter-store.ts has the state machine.
  * - `reported` on a ban is the window that runs out first, as for an accepted request.
  * - `retryAfterSeconds` is whole seconds, rounded up and at least 1: until the refusing window
@@ -65,9 +66,10 @@ export class RateLimiter {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async check(identity: string, quota: Quota): Promise<Decision> {
+  /** `sentAt`: when the request reached the gateway (`now()`), for the ban's count; by default now. */
+  async check(identity: string, quota: Quota, sentAt?: number): Promise<Decision> {
     const now = this.clock();
-    const outcome = await this.store.hit(identity, windowsFor(quota), now, this.ban);
+    const outcome = await this.store.hit(identity, windowsFor(quota), now, this.ban, sentAt ?? now);
     const base = { windows: outcome.windows, decidedAt: now };
     switch (outcome.kind) {
       case 'allowed':
@@ -113,6 +115,11 @@ export class RateLimiter {
 
   bannedUntil(identity: string): Promise<number | null> {
     return this.store.bannedUntil(identity, this.clock());
+  }
+
+  /** The limiter's clock, for a request's `sentAt`. */
+  now(): number {
+    return this.clock();
   }
 
   /** Lifts a ban and forgets the refusals that led to it; the windows keep their counts. */

@@ -11,10 +11,15 @@ interface Counter {
   refunded?: number;
 }
 
+/** Refusals counted toward a ban in the refusing window's run, and when the run's first was decided. */
+interface Refusals extends Counter {
+  toldAt: number;
+}
+
 interface Entry {
   /** By window name; a plain object, a fraction of a Map's size for the two windows. */
   windows: Record<string, Counter | undefined>;
-  refusals?: Counter;
+  refusals?: Refusals;
   bannedUntil?: number;
   /** When everything in this entry has expired and it can be dropped. */
   expiresAt: number;
@@ -52,7 +57,7 @@ export class MemoryLimiterStore implements LimiterStore {
     return 'ok';
   }
 
-  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, sentAt = now): Promise<StoreOutcome> {
     this.sweep(now);
     const entry = this.entries.get(identity) ?? { windows: {}, expiresAt: now };
     const windows = this.states(entry, specs, now);
@@ -73,7 +78,10 @@ export class MemoryLimiterStore implements LimiterStore {
       return { kind: 'allowed', windows };
     }
 
-    const previous = entry.refusals !== undefined && entry.refusals.resetAt > now ? entry.refusals.count : 0;
+    const run = entry.refusals !== undefined && entry.refusals.resetAt > now ? entry.refusals : undefined;
+    // Sent before its client could have heard of the run's first refusal: refused, counted toward nothing.
+    if (run && sentAt < run.toldAt) return { kind: 'limited', windows, refusedBy: refusing.name };
+    const previous = run?.count ?? 0;
     if (previous + 1 > ban.threshold) {
       entry.refusals = undefined;
       entry.bannedUntil = now + ban.durationMs;
@@ -82,7 +90,7 @@ export class MemoryLimiterStore implements LimiterStore {
       return { kind: 'banned', windows, bannedUntil: entry.bannedUntil };
     }
     // The count lives until the refusing window frees: a client that waits for it starts afresh.
-    entry.refusals = { count: previous + 1, resetAt: refusing.resetAt };
+    entry.refusals = { count: previous + 1, resetAt: refusing.resetAt, toldAt: run?.toldAt ?? now };
     entry.expiresAt = Math.max(entry.expiresAt, refusing.resetAt);
     this.entries.set(identity, entry);
     return { kind: 'limited', windows, refusedBy: refusing.name };

@@ -11,7 +11,8 @@
 
 /**
  * KEYS: one hash per window, then the refusal counter (hash), then the ban (string).
- * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window.
+ * ARGV: now, ban threshold, ban length in ms, then limit and length in ms of each window, then
+ * when the request was sent.
  * Reply: kind, extra (refusing window's 1-based index, or ban end, or 0), then count and reset
  * of each window after this hit (0, 0 for a window that is not running).
  */
@@ -71,10 +72,14 @@ if refusing == 0 then
   return reply('allowed', 0)
 end
 
-local stored = redis.call('HMGET', refusalsKey, 'count', 'reset')
-local refusals = 0
+local stored = redis.call('HMGET', refusalsKey, 'count', 'reset', 'told')
+local refusals, toldAt = 0, now
 local refusalsReset = tonumber(stored[2])
-if refusalsReset and refusalsReset > now then refusals = tonumber(stored[1]) end
+if refusalsReset and refusalsReset > now then
+  refusals, toldAt = tonumber(stored[1]), tonumber(stored[3]) or 0
+  -- Sent before its client could have heard of the run's first refusal: refused, counted toward nothing.
+  if tonumber(ARGV[4 + 2 * n]) < toldAt then return reply('limited', refusing) end
+end
 refusals = refusals + 1
 if refusals > threshold then
   local untilMs = now + banMs
@@ -83,7 +88,7 @@ if refusals > threshold then
   return reply('banned', untilMs)
 end
 -- The count lives until the refusing window frees: a client that waits for it starts afresh.
-redis.call('HSET', refusalsKey, 'count', refusals, 'reset', int(refusingReset))
+redis.call('HSET', refusalsKey, 'count', refusals, 'reset', int(refusingReset), 'told', int(toldAt))
 redis.call('PEXPIRE', refusalsKey, int(refusingReset - now))
 return reply('limited', refusing)
 `;

@@ -35,7 +35,7 @@ export class RedisLimiterStore implements LimiterStore {
     this.commands = redis as unknown as LimiterCommands;
   }
 
-  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
+  async hit(identity: string, specs: WindowSpec[], now: number, ban: BanPolicy, sentAt = now): Promise<StoreOutcome> {
     const at = Math.trunc(now);
     // One array of what the script takes (numKeys, keys, then args), built without spreads.
     const tagged = this.tagged(identity);
@@ -43,6 +43,7 @@ export class RedisLimiterStore implements LimiterStore {
     for (const spec of specs) command.push(tagged + spec.name);
     command.push(tagged + 'refusals', tagged + 'ban', at, ban.threshold, Math.trunc(ban.durationMs));
     for (const spec of specs) command.push(spec.limit, spec.lengthMs);
+    command.push(Math.trunc(sentAt));
     const [kind, extra, ...raw] = await this.commands.rateLimitHit(...(command as [number, ...(string | number)[]]));
     const windows = states(specs, raw.map(Number), at);
     switch (kind) {

@@ -91,8 +91,8 @@ export class ResilientLimiterStore implements LimiterStore {
     return this.state;
   }
 
-  hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy): Promise<StoreOutcome> {
-    return this.run((store) => store.hit(identity, this.shareOf(store, identity, windows, now), now, ban), {
+  hit(identity: string, windows: WindowSpec[], now: number, ban: BanPolicy, sentAt = now): Promise<StoreOutcome> {
+    return this.run((store) => store.hit(identity, this.shareOf(store, identity, windows, now), now, ban, sentAt), {
       fromRedis: (outcome) => this.lastRedis.remember(identity, outcome.windows),
       fromMemory: (outcome) => {
         if (outcome.kind === 'banned') this.keepBan(identity, outcome.bannedUntil);

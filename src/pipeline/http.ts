@@ -85,11 +85,12 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
 
   /** The admitted request, or undefined when its client went away meanwhile. */
   const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState, scope: Scope): Promise<AdmittedRequest | undefined> => {
+    const sentAt = p.admitter.now();
     const pending = p.identify(req);
     const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
     if (caller.kind === 'key') state.keyId = caller.key.id;
     if (scope.aborted) return undefined;
-    const admitted = await p.admitter.admit(caller, identity, scope);
+    const admitted = await p.admitter.admit(caller, identity, scope, sentAt);
     if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
     if (admitted.refusal) throw admitted.refusal;

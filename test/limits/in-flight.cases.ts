@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ADMISSION_WAIT_MS, admissionOfCaller, INSTANCE_REQUESTS_IN_FLIGHT, PLAN_LIMITS, Plan, shedAtOf } from '../../src/auth/plans';
+import { ADMISSION_WAIT_MS, admissionOfCaller, INSTANCE_REQUESTS_IN_FLIGHT, PLAN_LIMITS, Plan, planQuota, shedAtOf } from '../../src/auth/plans';
 import { ApiKeyRole } from '../../src/auth/role';
 import { ClientGone, Scope } from '../../src/common/scope';
 import { BoundedCounts } from '../../src/limits/bounded-counts';
@@ -165,12 +165,19 @@ describe('InFlight', () => {
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue twice as long', () => {
-    expect(admissionOfCaller({ kind: 'anonymous' })).toEqual({ max: 16, queue: 32, waitMs: ADMISSION_WAIT_MS });
-    const plans = [Plan.FREE, Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE];
-    const bounds = plans.map((plan) => admissionOfCaller({ kind: 'key', key: { plan } }).max);
+  it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue that holds the rest of a minute’s quota', () => {
+    expect(admissionOfCaller({ kind: 'anonymous', address: '203.0.113.7' })).toEqual({ max: 16, queue: 60 - 16, waitMs: ADMISSION_WAIT_MS });
+    const keyOn = (plan: Plan, perMinute: number) => ({ kind: 'key' as const, key: { id: plan, plan, quota: { perMinute, perDay: 100 * perMinute } } });
+    const callers = ([Plan.FREE, Plan.PRO, Plan.BUSINESS] as const).map((plan) => keyOn(plan, planQuota(plan).perMinute));
+    callers.push(keyOn(Plan.ENTERPRISE, 100_000));
+    const admissions = callers.map((caller) => admissionOfCaller(caller));
+    const bounds = admissions.map((admission) => admission.max);
     expect(bounds).toEqual([...bounds].sort((a, b) => a - b));
-    expect(new Set(bounds).size).toBe(plans.length);
+    expect(new Set(bounds).size).toBe(callers.length);
+    // A burst of a whole minute's quota fits: every request of it runs or waits.
+    admissions.forEach(({ max, queue }, i) => expect(max + queue).toBe(callers[i].key.quota.perMinute));
+    // An ENTERPRISE key agreed a small quota still queues twice its bound.
+    expect(admissionOfCaller(keyOn(Plan.ENTERPRISE, 50)).queue).toBe(2 * PLAN_LIMITS[Plan.ENTERPRISE].requestsInFlight);
   });
 });
 
@@ -205,21 +212,26 @@ describe('requests in flight per identity, through HTTP', () => {
     expect(Math.min(...answers.map((answer) => Number(answer.headers['x-ratelimit-remaining'])))).toBe(60 - 1 - (max + 8));
   });
 
-  it('refuses a request with the queue full at once: 429, Retry-After 1, one message, never toward a ban', async () => {
-    const { key } = await createApiKey(t, { plan: 'FREE' });
-    const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
-    expect((await send()).status).toBe(200);
+  it('refuses a request with the queue full at once: 429, Retry-After 1, one message, counting nothing and never toward a ban', async () => {
+    // Anonymous, so that no key is looked up in the database while it is held.
+    const { queue } = admissionOfCaller({ kind: 'anonymous', address: '127.0.0.1' });
+    const perMinute = planQuota(Plan.FREE).perMinute;
+    const send = () => request(t.url).post('/graphql').send(query());
     const before = await waitsSoFar();
     const hold = await holdPets(t);
-    const sent = Array.from({ length: 3 * max }, () => send().then((r) => r));
-    await untilWaits(before + 2 * max);
+    // The bound and its queue hold a whole minute's quota.
+    const sent = Array.from({ length: max + queue }, () => send().then((r) => r));
+    await untilWaits(before + queue);
     // BAN_THRESHOLD 2: four refusals would start a ban if they counted toward one.
     const refusals = [];
     for (let i = 0; i < 4; i += 1) refusals.push(await send());
     await hold.release();
     const answers = await Promise.all(sent);
 
-    expect(answers.map((answer) => answer.status)).toEqual(Array(3 * max).fill(200));
+    // None of the four took a request of the window: every one of the quota's was answered.
+    expect(max + queue).toBe(perMinute);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(perMinute).fill(200));
+    expect(Math.min(...answers.map((answer) => Number(answer.headers['x-ratelimit-remaining'])))).toBe(0);
     expect(refusals.map((r) => r.status)).toEqual([429, 429, 429, 429]);
     const [refused] = refusals;
     expect(refused.headers['retry-after']).toBe('1');
@@ -232,11 +244,39 @@ describe('requests in flight per identity, through HTTP', () => {
     for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy']) {
       expect(refused.headers[header]).toBeDefined();
     }
-    // The refusals consumed nothing, and the key is not banned.
+    // The window's own refusal now, not the ban the four would have started.
     const after = await send();
-    expect(after.status).toBe(200);
-    expect(after.headers['x-ratelimit-remaining']).toBe(String(60 - 1 - 3 * max - 1));
+    expect(after.status).toBe(429);
+    expect(after.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(Number(after.headers['retry-after'])).toBeGreaterThan(1);
     expect((await request(t.url).get('/metrics')).text).toMatch(/petstore_rate_limit_refusals_total\{reason="in-flight"\} 4/);
+  });
+
+  it('counts toward no ban the refusals of requests that reached it before the first was decided, and those sent after', async () => {
+    const { key } = await createApiKey(t, { plan: 'FREE' });
+    const send = () => request(t.url).post('/graphql').set('X-API-Key', key).send(query());
+    // 34 of the minute's 60 spent, at once: the key's look-up stays cached while the database is held.
+    expect(await Promise.all(Array.from({ length: 34 }, () => send().then((r) => r.status)))).toEqual(Array(34).fill(200));
+    const before = await waitsSoFar();
+    const hold = await holdPets(t);
+    // 60 at once: 16 admitted and held by the database, 44 waiting for a slot; none refused before all have come.
+    const sent = Array.from({ length: 60 }, () => send().then((r) => r));
+    try {
+      await untilWaits(before + 44);
+    } finally {
+      await hold.release();
+    }
+    const answers = await Promise.all(sent);
+
+    // BAN_THRESHOLD 2: the window refuses 34 of them, and only its first refusal counts.
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array(26).fill(200), ...Array(34).fill(429)]);
+    expect(answers.filter((answer) => answer.status === 429).every((answer) => Number(answer.headers['retry-after']) > 1)).toBe(true);
+    // Sent once it was told: refusal 2 is answered 429, refusal 3 starts the ban.
+    expect((await send()).status).toBe(429);
+    const banned = await send();
+    expect(banned.status).toBe(403);
+    expect(banned.body.errors[0].extensions.code).toBe('API_KEY_BANNED');
   });
 
   it('frees the slot of a request that ends, however it ends', async () => {

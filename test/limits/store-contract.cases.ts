@@ -208,6 +208,17 @@ for (const [name, makeSubject, suite] of subjects) suite(`${name} limiter store`
     expect(await store.bannedUntil(id, T0 + 1_001)).toBe(T0 + 1_000 + BAN.durationMs);
   });
 
+  it('counts toward a ban no refusal of a request sent before the run’s first refusal was decided, and every one sent after', async () => {
+    await hits(store, id, specs(3, 100), T0, 3, BAN);
+    const told = T0 + 1_000;
+    expect(await store.hit(id, specs(3, 100), told, BAN, T0 + 10)).toMatchObject({ kind: 'limited' });
+    // A burst sent with the first: however many, and however late decided, refused and never banned.
+    for (let i = 1; i <= 5; i += 1) expect(await store.hit(id, specs(3, 100), told + i, BAN, told - 1)).toMatchObject({ kind: 'limited' });
+    // Sent once the client could have been told: refusal 2, then refusal 3 bans (threshold 2).
+    expect(await store.hit(id, specs(3, 100), told + 10, BAN, told)).toMatchObject({ kind: 'limited' });
+    expect(await store.hit(id, specs(3, 100), told + 11, BAN, told + 11)).toMatchObject({ kind: 'banned', bannedUntil: told + 11 + BAN.durationMs });
+  });
+
   it('bans everything during a ban, counting nothing and never lengthening it', async () => {
     await hits(store, id, specs(3, 100), T0, 3, BAN);
     await hits(store, id, specs(3, 100), T0, 3, BAN);
