@@ -149,7 +149,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
     const stream = p.stream && path === p.stream.path ? p.stream : undefined;
     if (graphql || stream) {
       state.surface = 'graphql';
-      state.operation = 'anonymous';
+      state.operation = stream ? 'stream' : 'anonymous';
     }
     try {
       const identified = await identify(req, state, scope);
