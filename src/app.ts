@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { DocumentNode } from 'graphql';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './auth/caller';
-import { keyIdentifier, requestIdentifier } from './auth/identify-caller';
+import { callerIdentifier, keyIdentifier } from './auth/identify-caller';
 import { admissionOfCaller, quotaOfCaller, shedAtLoopDelayOf, shedAtOf } from './auth/plans';
 import type { FairTurns } from './common/fair-turns';
 import type { Config } from './config';
@@ -183,19 +183,21 @@ export async function createApp(
   const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, connections, readYourWrites);
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => poolTurns.held);
-  const identify = keyIdentifier(services.apiKeys);
+  // One identification for every transport; open connections' keys are checked again by the other.
+  const identify = callerIdentifier(services.apiKeys, config.trustProxy);
+  const checkKeys = keyIdentifier(services.apiKeys);
   const trusted = { documents: trustedDocuments, only: config.trustedDocumentsOnly };
   const validate = (document: DocumentNode) => prepared.validate(document);
-  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, admitter, validate, trusted, timings });
+  const websockets = createWebSocketGateway({ schema, services, config, allowedOrigins, logger, metrics, identify, checkKeys, admitter, validate, trusted, timings });
   const { admission, delivery } = websockets;
-  const streams = createStreamGateway({ schema, services, config, logger, metrics, identify, admitter, admission, delivery, validate, trusted, timings });
+  const streams = createStreamGateway({ schema, services, config, logger, metrics, checkKeys, admitter, admission, delivery, validate, trusted, timings });
 
   return {
     listener: httpPipeline({
       logger,
       metrics,
       cors: { origins: allowedOrigins, allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAgeSeconds: 600 },
-      identify: requestIdentifier(services.apiKeys, config.trustProxy),
+      identify,
       admitter,
       requestServices,
       readReplicas: replicas !== undefined,

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { type BlockList, isIP } from 'node:net';
+import type { ApiError } from '../errors';
 import { invalidApiKey } from '../refusals';
 import { identityOf } from '../limits/identity';
 import type { ApiKeyService } from './api-key.service';
@@ -11,8 +12,19 @@ export interface Identified {
   /** The identity of the limiter's windows: the caller's (an invalid key's is its address's). */
   identity: string;
   /** Why the request is refused once it has been counted: an X-API-Key that names no valid key (401). */
-  unverified?: unknown;
+  unverified?: ApiError;
+  /** Every key presented, as checked: a connection's are checked again while it is open. */
+  keys: readonly string[];
 }
+
+/** Who presents `presented` from `address`: the check of the keys themselves (also a connection's, again). */
+export type KeyIdentifier = (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+
+/**
+ * Who sent a request or opened a connection, over any transport: an HTTP request, an SSE stream,
+ * or a WebSocket at `connection_init` with that message's `payload`.
+ */
+export type CallerIdentifier = (request: IncomingMessage, payload?: Readonly<Record<string, unknown>>) => Identified | Promise<Identified>;
 
 /**
  * The first step of every request and connection: resolves the API keys it presents to a caller.
@@ -24,11 +36,11 @@ export interface Identified {
  * request is refused before it is counted, against anyone. Without a key the answer comes at
  * once, with no promise to wait for.
  */
-export function keyIdentifier(apiKeys: ApiKeyService) {
-  return (address: string, presented: readonly unknown[]): Identified | Promise<Identified> => {
+export function keyIdentifier(apiKeys: ApiKeyService): KeyIdentifier {
+  return (address, presented) => {
     const anonymous: Caller = { kind: 'anonymous', address };
-    if (presented.length === 0) return { caller: anonymous, identity: identityOf(anonymous) };
-    if (presented.some((value) => typeof value !== 'string')) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
+    if (presented.length === 0) return { caller: anonymous, identity: identityOf(anonymous), keys: [] };
+    if (presented.some((value) => typeof value !== 'string')) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey(), keys: [] };
     return authenticateAll(apiKeys, address, (presented as string[]).map((value) => value.trim()));
   };
 }
@@ -39,20 +51,31 @@ async function authenticateAll(apiKeys: ApiKeyService, address: string, rawKeys:
   for (const raw of rawKeys) {
     // A failed check rejects: an outage must not use up, limit or ban the key, nor anyone else.
     const key = await apiKeys.authenticate(raw);
-    if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey() };
+    if (!key) return { caller: anonymous, identity: identityOf(anonymous), unverified: invalidApiKey(), keys: rawKeys };
     caller ??= { kind: 'key', address, key };
   }
   const identified = caller ?? anonymous;
-  return { caller: identified, identity: identityOf(identified) };
+  return { caller: identified, identity: identityOf(identified), keys: rawKeys };
 }
 
-/** An HTTP request's caller, from its X-API-Key header and client address. */
-export function requestIdentifier(apiKeys: ApiKeyService, trustProxy: TrustProxy) {
+/** The names a `connection_init` payload may give its key under. */
+const PAYLOAD_KEY_NAMES = ['X-API-Key', 'x-api-key'];
+
+/**
+ * The one identification of every transport (docs/contract.md §4, §5, §9): the client address by
+ * TRUST_PROXY (clientAddress), and the keys presented, checked by keyIdentifier. A request or an
+ * SSE stream presents its X-API-Key header; a WebSocket its `connection_init` payload's key and
+ * its upgrade request's header, the payload's first (it is the caller's when both are valid).
+ */
+export function callerIdentifier(apiKeys: ApiKeyService, trustProxy: TrustProxy): CallerIdentifier {
   const identify = keyIdentifier(apiKeys);
-  const none: readonly unknown[] = [];
-  return (request: IncomingMessage): Identified | Promise<Identified> => {
+  return (request, payload) => {
+    const presented: unknown[] = [];
+    const payloadName = payload && PAYLOAD_KEY_NAMES.find((name) => Object.hasOwn(payload, name));
+    if (payloadName !== undefined) presented.push(payload?.[payloadName]);
     const header = request.headers['x-api-key'];
-    return identify(clientAddress(request, trustProxy), header === undefined ? none : [header]);
+    if (header !== undefined) presented.push(header);
+    return identify(clientAddress(request, trustProxy), presented);
   };
 }
 

@@ -106,6 +106,22 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
+   * A long-lived connection as it opens (a WebSocket at `connection_init`, an SSE stream before its
+   * first byte), which counts nothing of its own: its subscribes do. A connection with an invalid
+   * key (`unverified`) is counted against its address, as an HTTP request with one is, then
+   * refused: the admission's refusal if it has one, else `unverified` (401). A banned identity is
+   * refused with the ban's code and its end.
+   */
+  async admitConnection(caller: C, identity: string, unverified: ApiError | undefined, trace?: Trace): Promise<Admitted> {
+    if (unverified) {
+      const counted = await this.pass(caller, identity, trace);
+      return { decision: counted.decision, refusal: counted.refusal ?? unverified };
+    }
+    const bannedUntil = await inTrace(trace, () => this.bannedUntil(identity));
+    return bannedUntil === null ? UNLIMITED : { refusal: banned(caller, bannedUntil) };
+  }
+
+  /**
    * The steps of every transport, in order: shed by priority, then (a request of its own, with
    * its `request` scope) a slot among the identity's requests in flight, then the windows and the
    * ban, all in the limiter's one decision.

@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/caller';
-import type { Identified } from '../auth/identify-caller';
+import type { CallerIdentifier, Identified } from '../auth/identify-caller';
 import type { Scope } from '../common/scope';
 import { inTrace } from '../common/trace';
 import { malformedHeader, noResource } from '../refusals';
@@ -20,13 +20,15 @@ import type { AdmittedRequest } from './admitted-request';
 import type { ExplorerAnswer, explorerRoutes } from '../graphql/explorer/explorer.routes';
 import type { graphqlOverHttp } from './graphql-http';
 import type { RequestServices } from './request-services';
+import type { StreamGateway } from './sse/stream.server';
 import { GRAPHQL_PATH } from '../graphql/endpoints';
 
 export interface HttpPipeline {
   logger: Logger;
   metrics: Metrics;
   cors: CorsPolicy;
-  identify: (req: IncomingMessage) => Identified | Promise<Identified>;
+  /** Every transport's one identification (auth/identify-caller). */
+  identify: CallerIdentifier;
   admitter: Admitter<Caller>;
   requestServices: RequestServices;
   /** Read replicas are configured: a request's X-Read-After is read, and a REST read goes to a replica. */
@@ -36,17 +38,22 @@ export interface HttpPipeline {
   explorer: ReturnType<typeof explorerRoutes>;
   graphql: ReturnType<typeof graphqlOverHttp>;
   rest: ReturnType<typeof restRoutes>;
-  /** Subscriptions over Server-Sent Events at `streamPath`: after CORS; its subscribe passes the admitter's steps (Admitter.admitSubscribe). */
-  stream?: { path: string; serve: (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope) => Promise<void> };
+  /**
+   * Subscriptions over Server-Sent Events at `path`: identified as every request is, then admitted
+   * as a long-lived connection (Admitter.admitConnection), its subscribe by Admitter.admitSubscribe.
+   */
+  stream?: { path: string; serve: StreamGateway['serve'] };
 }
 
 /**
  * The gateway's one request listener, on node:http. Every request: the request log, then the
  * operations routes and the explorer's pages and files (outside CORS and the limiter: a browser
  * opening /graphql gets its page), CORS (answering preflights), then the
- * pipeline: identify the caller → admit (in-flight queue, windows, bans, and the rate-limit headers
- * of the decision) → refuse malformed HTTP and unverified keys → the request's services → the
- * surface (GraphQL, REST, or 404) → the one writer, for answers and refusals alike. Each request
+ * pipeline: identify the caller (as every transport does) → admit (in-flight queue, windows, bans,
+ * and the rate-limit headers of the decision) → refuse malformed HTTP and unverified keys → the
+ * request's services → the surface (GraphQL, REST, or 404) → the one writer, for answers and
+ * refusals alike. An SSE stream is identified alike, then admitted as a long-lived connection: it
+ * holds no in-flight slot, its subscribe counting once (docs/decisions.md). Each request
  * has a scope from the moment it arrives (http/request-scope): what any step takes is given back
  * when it ends, and a request whose client has gone is answered nothing.
  */
@@ -83,13 +90,16 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
   const serveExplorer = (req: IncomingMessage, res: ServerResponse, route: string, path: string) =>
     serveRoute(res, async () => writeExplorer(res, await p.explorer.answer(route, req.method ?? 'GET', path)));
 
-  /** The admitted request, or undefined when its client went away meanwhile. */
-  const admit = async (req: IncomingMessage, res: ServerResponse, state: RequestState, scope: Scope): Promise<AdmittedRequest | undefined> => {
-    const sentAt = p.admitter.now();
+  /** Who sent the request, or undefined when its client went away meanwhile; a key's id goes in the log. */
+  const identify = async (req: IncomingMessage, state: RequestState, scope: Scope): Promise<Identified | undefined> => {
     const pending = p.identify(req);
-    const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
-    if (caller.kind === 'key') state.keyId = caller.key.id;
-    if (scope.aborted) return undefined;
+    const identified = pending instanceof Promise ? await pending : pending;
+    if (identified.caller.kind === 'key') state.keyId = identified.caller.key.id;
+    return scope.aborted ? undefined : identified;
+  };
+
+  /** The admitted request, or undefined when its client went away meanwhile. */
+  const admit = async (req: IncomingMessage, res: ServerResponse, { caller, identity, unverified }: Identified, state: RequestState, scope: Scope, sentAt: number): Promise<AdmittedRequest | undefined> => {
     const admitted = await p.admitter.admit(caller, identity, scope, sentAt);
     if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
@@ -136,16 +146,18 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       return writeExplorer(res, p.explorer.landing());
     }
     if (answerCors(req, res)) return;
-    if (p.stream && path === p.stream.path) {
+    const stream = p.stream && path === p.stream.path ? p.stream : undefined;
+    if (graphql || stream) {
       state.surface = 'graphql';
-      return p.stream.serve(req, res, search, state, scope).catch((error: unknown) => fail(res, error, true));
-    }
-    if (graphql) {
-      state.surface = 'graphql';
-      state.operation = 'anonymous';
+      state.operation = stream ? 'stream' : 'anonymous';
     }
     try {
-      const request = await admit(req, res, state, scope);
+      // Read as it arrives, before its key is looked up: when the request was sent, at the latest.
+      const sentAt = p.admitter.now();
+      const identified = await identify(req, state, scope);
+      if (!identified) return;
+      if (stream) return await stream.serve(req, res, search, { identified, state, scope });
+      const request = await admit(req, res, identified, state, scope, sentAt);
       if (!request) return;
       if (graphql) return await p.graphql(req, res, search, request, state);
       const method = req.method ?? 'GET';
@@ -157,7 +169,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
       await request.services.reads?.readFromReplica();
       await route.serve({ req, res, search, request });
     } catch (error) {
-      fail(res, error, graphql);
+      fail(res, error, graphql || stream !== undefined);
     }
   };
   return (req, res) => void serve(req, res);

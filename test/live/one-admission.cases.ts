@@ -1,23 +1,26 @@
+import { generateApiKey } from '../../src/auth/key-secret';
+import { CROWDING_REQUESTS } from '../../src/limits/admit';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { gql } from '../helpers/gql';
-import { activeSubscriptions, eventually, liveClient, subscribe } from '../helpers/live';
+import { activeSubscriptions, eventually, liveClient, subscribe, wsUrl } from '../helpers/live';
+import { partRequest } from '../helpers/raw-http';
+import { rawSocket } from '../helpers/raw-socket';
 
 /**
- * One admission for every transport (docs/contract.md §5, §9): the same client sending past its
- * quota over HTTP, as WebSocket subscribes, and as SSE streams is admitted and refused alike —
+ * One admission for every transport (docs/contract.md §5, §9): every request, subscribe and stream
+ * is identified by the one function and admitted by the one admitter. The same client sending past
+ * its quota over HTTP, as WebSocket subscribes, and as SSE streams is admitted and refused alike —
  * the window's 429s, then, past BAN_THRESHOLD refusals, the ban's 403s, each saying when to come
- * back; a socket whose key is banned is then closed 4403 with the ban's code (§9). Shedding by priority is the same step for both kinds (test/limits/in-flight.cases.ts).
+ * back; a socket whose key is banned is then closed 4403 with the ban's code (§9). A crowd of
+ * addresses and keys (behind a trusted proxy) gets the same answers over each; so does a crowd
+ * member that a busy loop sheds by its priority.
  */
 const QUOTA = 10;
 const SENT = 14;
 const INVENTORY = 'subscription { inventoryChanged { petId quantity } }';
 
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ BAN_THRESHOLD: '2' });
-});
-afterAll(() => t.close());
 
 /** A client of its own for each transport, so that one transport's refusals do not spend another's quota. */
 const freshKey = async () => (await createApiKey(t, { plan: 'ENTERPRISE', requestsPerMinute: QUOTA, requestsPerDay: 1_000 })).key;
@@ -73,13 +76,212 @@ async function overSse(key: string): Promise<string[]> {
   return outcomes;
 }
 
-it('refuses the same client past its quota alike over HTTP, WebSocket subscribes and SSE streams', async () => {
-  const expected = [...Array(QUOTA).fill('admitted'), ...Array(2).fill('RATE_LIMITED, retry after'), ...Array(SENT - QUOTA - 2).fill('API_KEY_BANNED, retry after')];
-  const http = await overHttp(await freshKey());
-  const websocket = await overWebSocket(await freshKey());
-  const sse = await overSse(await freshKey());
-  // The socket is closed once its key is banned: the subscribes after the first ban refusal find it so.
-  const onSocket = [...expected.slice(0, QUOTA + 3), ...Array(SENT - QUOTA - 3).fill('closed 4403 API_KEY_BANNED')];
-  expect({ http, websocket, sse }).toEqual({ http: expected, websocket: onSocket, sse: expected });
-  await eventually(async () => (await activeSubscriptions(t)) === 0);
+describe('one client past its quota', () => {
+  beforeAll(async () => {
+    t = await startTestApp({ BAN_THRESHOLD: '2' });
+  });
+  afterAll(() => t.close());
+
+  it('refuses the same client past its quota alike over HTTP, WebSocket subscribes and SSE streams', async () => {
+    const expected = [...Array(QUOTA).fill('admitted'), ...Array(2).fill('RATE_LIMITED, retry after'), ...Array(SENT - QUOTA - 2).fill('API_KEY_BANNED, retry after')];
+    const http = await overHttp(await freshKey());
+    const websocket = await overWebSocket(await freshKey());
+    const sse = await overSse(await freshKey());
+    // The socket is closed once its key is banned: the subscribes after the first ban refusal find it so.
+    const onSocket = [...expected.slice(0, QUOTA + 3), ...Array(SENT - QUOTA - 3).fill('closed 4403 API_KEY_BANNED')];
+    expect({ http, websocket, sse }).toEqual({ http: expected, websocket: onSocket, sse: expected });
+    await eventually(async () => (await activeSubscriptions(t)) === 0);
+  });
+});
+
+/** A client of a crowd: the address its proxy names in X-Forwarded-For, and the key it presents, if any. */
+interface Who {
+  address: string;
+  key?: string;
+}
+
+/** How one transport sends one request or subscribe: what it got, as `outcomeOf` says it. */
+type Transport = (app: TestApp, who: Who) => Promise<string>;
+
+/** Admitted, or a refusal's status and code, and whether it says when to come back. */
+const outcomeOf = (status: number, code: string | undefined, retryAfter: unknown) =>
+  status === 200 ? 'admitted' : `${status} ${code}${Number(retryAfter) > 0 ? ', Retry-After' : ''}`;
+
+const headersOf = (who: Who): Record<string, string> => ({ 'X-Forwarded-For': who.address, ...(who.key ? { 'X-API-Key': who.key } : {}) });
+
+const oneRequest: Transport = async (app, who) => {
+  const result = await gql(app.url, '{ __typename }', undefined, { headers: headersOf(who) });
+  return outcomeOf(result.status, result.errors?.[0].extensions.code, result.headers['retry-after']);
+};
+
+/** A stream opened and let go at once. */
+const oneStream: Transport = async (app, who) => {
+  const response = await fetch(`${app.url}/graphql/stream`, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', ...headersOf(who) },
+    body: JSON.stringify({ query: INVENTORY }),
+  });
+  if (response.status === 200) {
+    await response.body?.cancel();
+    return 'admitted';
+  }
+  const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
+  return outcomeOf(response.status, body.errors[0].extensions.code, response.headers.get('retry-after'));
+};
+
+/**
+ * A socket of its own (the key in `connection_init`) and one subscribe on it: the socket closed
+ * at `connection_init` (its code and reason), or the subscribe's refusal, or admitted.
+ */
+const oneSubscribe: Transport = async (app, who) => {
+  const socket = await rawSocket(wsUrl(app), { headers: { 'X-Forwarded-For': who.address } });
+  let closed: { code: number; reason: string } | undefined;
+  void socket.closed.then((close) => (closed = close));
+  try {
+    socket.send({ type: 'connection_init', payload: who.key ? { 'X-API-Key': who.key } : {} });
+    await eventually(() => closed !== undefined || socket.messages.length > 0);
+    if (closed) return `closed ${closed.code} ${closed.reason}`;
+    const before = await activeSubscriptions(app);
+    socket.send({ id: '1', type: 'subscribe', payload: { query: INVENTORY } });
+    const refusal = () => socket.messages.find((message) => message.type === 'error')?.payload[0];
+    await eventually(async () => refusal() !== undefined || (await activeSubscriptions(app)) > before);
+    const error = refusal();
+    return error ? outcomeOf(error.extensions.status, error.extensions.code, error.extensions.retryAfter) : 'admitted';
+  } finally {
+    socket.socket.terminate();
+  }
+};
+
+const TRANSPORTS: Record<string, Transport> = { http: oneRequest, websocket: oneSubscribe, sse: oneStream };
+
+/** Sends `count` requests of the client over HTTP, a few at a time (within its requests in flight). */
+async function sendRequests(app: TestApp, who: Who, count: number): Promise<string[]> {
+  const outcomes: string[] = [];
+  for (let left = count; left > 0; left -= 8) outcomes.push(...(await Promise.all(Array.from({ length: Math.min(8, left) }, () => oneRequest(app, who)))));
+  return outcomes;
+}
+
+describe('a crowd', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    // BAN_THRESHOLD 1: a client's first refusal is a 429, its second starts the ban.
+    app = await startTestApp({ TRUST_PROXY: 'true', BAN_THRESHOLD: '1' });
+  });
+  afterAll(() => app.close());
+
+  /** Spends what is left of the client's minute, with no refusal: its next request is over the window. */
+  const spent = async (who: Who) => {
+    const first = await gql(app.url, '{ __typename }', undefined, { headers: headersOf(who) });
+    await sendRequests(app, who, Number(first.headers['x-ratelimit-remaining']));
+    return who;
+  };
+  /** Spends the client's minute, then its refusals up to the ban's start (a 429, then the 403). */
+  const banned = async (who: Who) => {
+    await spent(who);
+    expect(await oneRequest(app, who)).toBe('429 RATE_LIMITED, Retry-After');
+    expect(await oneRequest(app, who)).toMatch(/^403 (API_KEY|CLIENT)_BANNED, Retry-After$/);
+    return who;
+  };
+  /** A key of its own with a minute of one request. */
+  const keyOfOne = async () => (await createApiKey(app, { plan: 'ENTERPRISE', requestsPerMinute: 1, requestsPerDay: 1_000 })).key;
+
+  /** The crowd, with addresses of the `n`th transport's own: no transport spends another's windows. */
+  const crowd = async (n: number): Promise<Record<string, Who>> => ({
+    anonymous: { address: `10.${n}.0.1` },
+    'anonymous, quota spent': await spent({ address: `10.${n}.0.2` }),
+    'anonymous, banned': await banned({ address: `10.${n}.0.3` }),
+    'invalid key': { address: `10.${n}.0.4`, key: generateApiKey() },
+    'invalid key, address quota spent': { ...(await spent({ address: `10.${n}.0.5` })), key: generateApiKey() },
+    'FREE key': { address: `10.${n}.0.6`, key: (await createApiKey(app, { plan: 'FREE' })).key },
+    'key, quota spent': await spent({ address: `10.${n}.0.7`, key: await keyOfOne() }),
+    'banned key': await banned({ address: `10.${n}.0.8`, key: await keyOfOne() }),
+  });
+
+  it('refuses the same crowd alike over HTTP, WebSocket and SSE: the same codes, statuses and Retry-After', async () => {
+    const outcomes: Record<string, Record<string, string>> = {};
+    for (const [n, [name, send]] of Object.entries(TRANSPORTS).entries()) {
+      outcomes[name] = {};
+      for (const [member, who] of Object.entries(await crowd(n))) outcomes[name][member] = await send(app, who);
+    }
+    // A refusal at connection_init closes the socket with the §9 code (4403, or 4429 for RATE_LIMITED) and the §6 code as reason.
+    const request = {
+      anonymous: 'admitted',
+      'anonymous, quota spent': '429 RATE_LIMITED, Retry-After',
+      'anonymous, banned': '403 CLIENT_BANNED, Retry-After',
+      'invalid key': '401 INVALID_API_KEY',
+      'invalid key, address quota spent': '429 RATE_LIMITED, Retry-After',
+      'FREE key': 'admitted',
+      'key, quota spent': '429 RATE_LIMITED, Retry-After',
+      'banned key': '403 API_KEY_BANNED, Retry-After',
+    };
+    const socket = {
+      ...request,
+      'anonymous, banned': 'closed 4403 CLIENT_BANNED',
+      'invalid key': 'closed 4403 INVALID_API_KEY',
+      'invalid key, address quota spent': 'closed 4429 RATE_LIMITED',
+      'banned key': 'closed 4403 API_KEY_BANNED',
+    };
+    expect(outcomes).toEqual({ http: request, websocket: socket, sse: request });
+    await eventually(async () => (await activeSubscriptions(app)) === 0);
+  }, 60_000);
+});
+
+/** Keeps the event loop busy for `ms`, as a crowd's requests would. */
+function busyLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+describe('shedding by priority', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    // Anonymous clients are shed from 50 ms late, FREE keys from 100, paying plans never.
+    app = await startTestApp({ TRUST_PROXY: 'true', SHED_LOOP_DELAY_MS: '50' });
+  });
+  afterAll(() => app.close());
+
+  const inFlight = async () => (await app.app.metrics.registry.getSingleMetric('petstore_requests_in_flight')?.get())?.values.find(({ labels }) => labels.state === 'running')?.value ?? 0;
+
+  /**
+   * The client's CROWDING_REQUESTS requests on the instance, held there by their bodies: it is a
+   * crowd member, which a busy loop sheds by its priority.
+   */
+  const crowding = async (who: Who) => {
+    const before = await inFlight();
+    const held = await Promise.all(Array.from({ length: CROWDING_REQUESTS }, () => partRequest(app.url, { headers: headersOf(who), body: JSON.stringify({ query: '{ __typename }' }), sentBytes: 1 })));
+    await eventually(async () => (await inFlight()) === before + CROWDING_REQUESTS);
+    return held;
+  };
+
+  it('sheds a low-priority crowd member alike over HTTP, WebSocket and SSE while the loop runs late, a paying key never', async () => {
+    const callers: Record<string, Who> = {
+      anonymous: { address: '10.9.0.1' },
+      'FREE key': { address: '10.9.0.2', key: (await createApiKey(app, { plan: 'FREE' })).key },
+      'PRO key': { address: '10.9.0.3', key: (await createApiKey(app, { plan: 'PRO' })).key },
+    };
+    const held = [];
+    for (const who of Object.values(callers)) held.push(...(await crowding(who)));
+    // Every turn of the loop spends 200 ms: past both the anonymous and the FREE delay, every sample.
+    let turns = 0;
+    const hog = setInterval(() => {
+      busyLoop(200);
+      turns += 1;
+    }, 1);
+    const outcomes: Record<string, Record<string, string>> = {};
+    try {
+      // Two turns: a sample of the loop has come between them.
+      await eventually(() => turns >= 2);
+      for (const [name, send] of Object.entries(TRANSPORTS)) {
+        const sent = await Promise.all(Object.values(callers).map((who) => send(app, who)));
+        outcomes[name] = Object.fromEntries(Object.keys(callers).map((caller, i) => [caller, sent[i]]));
+      }
+    } finally {
+      clearInterval(hog);
+      held.forEach((request) => request.reset());
+    }
+    const shed = '503 SERVICE_UNAVAILABLE, Retry-After';
+    const expected = { anonymous: shed, 'FREE key': shed, 'PRO key': 'admitted' };
+    expect(outcomes).toEqual({ http: expected, websocket: expected, sse: expected });
+    await eventually(async () => (await activeSubscriptions(app)) === 0);
+  }, 60_000);
 });

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Caller } from '../../auth/caller';
-import { clientAddress, type Identified } from '../../auth/identify-caller';
+import type { Identified, KeyIdentifier } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import type { Config } from '../../config';
 import { STREAM_PATH } from '../../graphql/endpoints';
 import type { Scope } from '../../common/scope';
-import { inTrace } from '../../common/trace';
 import type { Services } from '../../context';
 import type { ErrorCode } from '../../errors';
 import { formatGraphQLError, formatResult } from '../../format-error';
@@ -17,7 +16,7 @@ import { writeRateLimitHeaders } from '../../http/respond';
 import type { Admitter } from '../../limits/admit';
 import type { SocketAdmission, SocketTicket } from '../../limits/socket-admission';
 import type { Logger } from '../../logger';
-import { banned, bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
+import { bannedCode, closedFor, methodNotAllowed, notAcceptable, socketBound } from '../../refusals';
 import type { EventDelivery } from '../subscription/deliver';
 import { type SubscriptionSteps, prepareSubscription } from '../subscription/prepare';
 import { traceOperation } from '../../telemetry/index';
@@ -39,10 +38,11 @@ const DOCUMENT_ERRORS = new Set<ErrorCode>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VAL
 export interface StreamDeps {
   schema: GraphQLSchema;
   services: Services;
-  config: Pick<Config, 'maxQueryCost' | 'trustProxy'>;
+  config: Pick<Config, 'maxQueryCost'>;
   logger: Logger;
   metrics: LiveMetrics & { watchStreams(read: () => number): void };
-  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  /** The check of an open stream's keys, again while it is open. */
+  checkKeys: KeyIdentifier;
   admitter: Admitter<Caller>;
   /** The WebSockets' bounds: a stream counts as a socket does, per address, identity and instance. */
   admission: SocketAdmission;
@@ -58,13 +58,21 @@ export interface StreamDeps {
 
 export interface StreamGateway {
   /**
-   * One request to STREAM_PATH; a refusal is thrown as ApiError for the pipeline's writer. What
-   * the stream takes (its places, its subscription, its entry) is given back when `scope` ends.
+   * One request to STREAM_PATH, its caller identified by the pipeline as every request's is; a
+   * refusal is thrown as ApiError for the pipeline's writer. What the stream takes (its places,
+   * its subscription, its entry) is given back when `scope` ends.
    */
-  serve(req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope): Promise<void>;
+  serve(req: IncomingMessage, res: ServerResponse, search: string, request: StreamRequest): Promise<void>;
   openStreams(): number;
   /** Ends every stream (without `complete`: the client reconnects, to another instance). */
   close(): Promise<void>;
+}
+
+/** A request to STREAM_PATH as the pipeline hands it over: identified, logged, scoped. */
+export interface StreamRequest {
+  identified: Identified;
+  state: RequestState;
+  scope: Scope;
 }
 
 /** One open stream, as the key re-check sees it. */
@@ -84,9 +92,9 @@ interface StreamSource {
 
 /**
  * GraphQL subscriptions over the graphql-sse protocol, distinct connections mode (one subscription
- * per HTTP request), on the steps of every transport: the stream admitted as a socket is (per
- * address, identity and instance), the caller identified from X-API-Key as an HTTP request is,
- * the subscription prepared (subscription/prepare: document checks, a slot, one count in the
+ * per HTTP request), on the steps of every transport: the caller identified by the pipeline as
+ * every HTTP request is, the stream admitted as a socket is (per instance and identity, an invalid
+ * key counted and a ban refused by Admitter.admitConnection), the subscription prepared (subscription/prepare: document checks, a slot, one count in the
  * windows) and delivered with every other subscriber of its event (subscription/deliver), the key
  * checked again while the stream is open (ws/recheck). The protocol's messages are written here
  * (event-stream), each event's `next` message made once for all the streams that share its result.
@@ -108,32 +116,23 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
 
   const noteRefusal = socketRefusalNotes((reason) => metrics.observeSocketRefusal(reason), logger, 'SSE stream refused');
 
-  /** The caller, once its stream is admitted: identified, counted when unverified, not banned, within its bound. */
-  const admit = async (req: IncomingMessage, res: ServerResponse, ticket: SocketTicket, address: string, state: RequestState, scope: Scope) => {
-    const header = req.headers['x-api-key'];
-    const presented = header === undefined ? [] : [header];
-    const pending = deps.identify(address, presented);
-    const { caller, identity, unverified } = pending instanceof Promise ? await pending : pending;
+  /** The caller, once its stream is admitted: counted when unverified, not banned, within its bound. */
+  const admit = async (res: ServerResponse, ticket: SocketTicket, { identified, scope }: StreamRequest) => {
+    const { caller, identity, unverified, keys } = identified;
+    // Identified already: the stream is no longer one that has not said who it is.
     ticket.settle();
-    // The client went away meanwhile: its places are given back already, and nothing is counted.
-    if (scope.aborted) return undefined;
-    if (caller.kind === 'key') state.keyId = caller.key.id;
-    if (unverified) {
-      // An invalid key: counted against the address as an HTTP request is, then refused.
-      const counted = await admitter.admitSubscribe(caller, identity, scope.trace);
-      if (counted.decision) writeRateLimitHeaders(res, counted.decision);
-      throw counted.refusal ?? unverified;
-    }
-    const bannedUntil = await inTrace(scope.trace, () => admitter.bannedUntil(identity));
-    if (bannedUntil !== null) throw banned(caller, bannedUntil);
+    const admitted = await admitter.admitConnection(caller, identity, unverified, scope.trace);
+    if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
+    if (admitted.refusal) throw admitted.refusal;
     if (!ticket.claim(identity, socketsOfCaller(caller))) {
-      noteRefusal('open_per_identity', { address, identity });
+      noteRefusal('open_per_identity', { address: caller.address, identity });
       throw socketBound('open_per_identity', 'stream');
     }
-    return { caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
+    return { caller, identity, rawKeys: [...keys] };
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, search: string, state: RequestState, scope: Scope): Promise<void> => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, search: string, request: StreamRequest): Promise<void> => {
+    const { state, scope } = request;
     state.operation = 'stream';
     const method = req.method;
     if (method === 'PUT' || method === 'DELETE') {
@@ -143,7 +142,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     if (method !== 'GET' && method !== 'POST') throw methodNotAllowed(method, STREAM_PATH, ['GET', 'POST']);
     if (!preferredType(req.headers.accept ?? '', ['text/event-stream'])) throw notAcceptable(['text/event-stream']);
 
-    const address = clientAddress(req, config.trustProxy);
+    const address = request.identified.caller.address;
     const ticket = admission.arrive(address);
     if (typeof ticket === 'string') {
       noteRefusal(ticket, { address });
@@ -151,8 +150,8 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     }
     // However the request ends (refused, finished, reset), its places are given back.
     scope.defer(() => ticket.leave());
-    const who = await admit(req, res, ticket, address, state, scope);
-    if (!who) return;
+    const who = await admit(res, ticket, request);
+    if (scope.aborted) return;
     const params = await streamParams(req, search);
     if (scope.aborted) return;
 
@@ -213,7 +212,7 @@ export function createStreamGateway(deps: StreamDeps): StreamGateway {
     await writeEvents(source, { res, keepsUp }, messages);
   };
 
-  const recheck = recheckKeys(streams, { identify: deps.identify, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });
+  const recheck = recheckKeys(streams, { identify: deps.checkKeys, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: 0 });
 
   return {
     serve,

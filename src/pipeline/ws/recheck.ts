@@ -1,5 +1,5 @@
 import type { Caller } from '../../auth/caller';
-import type { Identified } from '../../auth/identify-caller';
+import type { KeyIdentifier } from '../../auth/identify-caller';
 import { ApiError } from '../../errors';
 import type { Admitter } from '../../limits/admit';
 
@@ -15,7 +15,7 @@ interface OpenSocket {
 }
 
 export interface RecheckDeps {
-  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  identify: KeyIdentifier;
   admitter: Admitter<Caller>;
   everyMs: number;
   bannedCode: (caller: Caller) => string;

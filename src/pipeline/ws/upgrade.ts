@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Caller } from '../../auth/caller';
-import { clientAddress, type Identified, type TrustProxy } from '../../auth/identify-caller';
+import { type CallerIdentifier, clientAddress, type TrustProxy } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import { ApiError } from '../../errors';
 import { refusalFailure } from '../../format-error';
@@ -21,7 +21,8 @@ export interface UpgradeDeps {
   /** Browser origins allowed to open a socket: those CORS allows (docs/contract.md §8). */
   allowedOrigins: readonly string[];
   trustProxy: TrustProxy;
-  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  /** Every transport's identification: here of the upgrade request's header key alone. */
+  identify: CallerIdentifier;
   /** A socket turned away for a bound: counted and logged. */
   noteRefusal: (reason: SocketRefusal, who: RefusedClient) => void;
 }
@@ -46,8 +47,8 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
    * invalid one, or one that cannot be checked now, is refused at connection_init as it would be
    * without a bound. Undefined when admitted, else the identity that is full.
    */
-  const claimByHeader = async (header: string, ticket: SocketTicket, address: string): Promise<string | undefined> => {
-    const identified = await Promise.resolve(deps.identify(address, [header])).catch(() => undefined);
+  const claimByHeader = async (request: IncomingMessage, ticket: SocketTicket): Promise<string | undefined> => {
+    const identified = await Promise.resolve(deps.identify(request)).catch(() => undefined);
     if (!identified || identified.unverified || identified.caller.kind !== 'key') return undefined;
     const { caller, identity } = identified;
     return ticket.claim(identity, socketsOfCaller(caller as Caller)) ? undefined : identity;
@@ -75,12 +76,11 @@ export function serveUpgrades(server: Server, deps: UpgradeDeps, tickets: WeakMa
     }
     // However the connection ends (refused, closed, reset), its places are given back.
     socket.once('close', () => ticket.leave());
-    const header = request.headers['x-api-key'];
-    if (typeof header !== 'string') return upgrade(request, socket, head, ticket);
+    if (typeof request.headers['x-api-key'] !== 'string') return upgrade(request, socket, head, ticket);
     // Node stops watching an upgraded socket for errors; a reset while the key is checked must not go unheard.
     const dropOnError = () => socket.destroy();
     socket.on('error', dropOnError);
-    void claimByHeader(header, ticket, address).then((full) => {
+    void claimByHeader(request, ticket).then((full) => {
       // Gone while its key was checked: its places are given back already.
       if (socket.destroyed) return;
       if (full !== undefined) return refuseUpgrade(socket, 'open_per_identity', { address, identity: full });

@@ -4,7 +4,7 @@ import { type GraphQLFormattedError, type GraphQLSchema, getOperationAST, GraphQ
 import { CloseCode, handleProtocols } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Caller } from '../../auth/caller';
-import { clientAddress, type Identified } from '../../auth/identify-caller';
+import type { CallerIdentifier, KeyIdentifier } from '../../auth/identify-caller';
 import { socketsOfCaller } from '../../auth/plans';
 import { MAX_BODY_BYTES } from '../../common/bounds';
 import type { Config } from '../../config';
@@ -65,8 +65,10 @@ export interface WebSocketDeps {
   allowedOrigins: readonly string[];
   logger: Logger;
   metrics: LiveMetrics;
-  /** The same steps as HTTP requests: who the keys name, and the windows and bans. */
-  identify: (address: string, presented: readonly unknown[]) => Identified | Promise<Identified>;
+  /** The same steps as HTTP requests: who the caller is, and the windows and bans. */
+  identify: CallerIdentifier;
+  /** The check of an open socket's keys, again while it is open. */
+  checkKeys: KeyIdentifier;
   admitter: Admitter<Caller>;
   /** The validation of HTTP requests, held over subscriptions too. */
   validate: SubscriptionSteps['validate'];
@@ -129,21 +131,16 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
   const noteRefusal = socketRefusalNotes((reason) => metrics.observeSocketRefusal(reason), logger, 'WebSocket refused');
 
   /**
-   * The socket's caller, or the §6 code it is refused with. Every key presented, in the payload or
-   * the upgrade header, must be a string naming a valid key: one that is not never makes the
-   * socket anonymous, and counts against the client address (4429 RATE_LIMITED, then a ban). With both, the payload's key is the caller. A banned identity is refused.
+   * The socket's caller, identified and admitted as every transport's is (an invalid key counted
+   * against the client address, then refused; a banned identity refused), or the §6 code it is
+   * refused with.
    */
-  const identify = async (params: Record<string, unknown> | undefined, request: IncomingMessage, socket: WebSocket): Promise<SocketState | string> => {
-    const presented: unknown[] = [];
-    const payloadName = ['X-API-Key', 'x-api-key'].find((name) => (params ? Object.hasOwn(params, name) : false));
-    if (payloadName !== undefined) presented.push(params?.[payloadName]);
-    if (request.headers['x-api-key'] !== undefined) presented.push(request.headers['x-api-key']);
+  const connect = async (params: Record<string, unknown> | undefined, request: IncomingMessage, socket: WebSocket): Promise<SocketState | string> => {
     try {
-      const { caller, identity, unverified } = await deps.identify(clientAddress(request, config.trustProxy), presented);
-      // An invalid key: counted against the address as an HTTP request is (a 429, then a ban), then refused.
-      if (unverified) throw (await admitter.admitSubscribe(caller, identity)).refusal ?? unverified;
-      if ((await admitter.bannedUntil(identity)) !== null) return bannedCode(caller);
-      return { id: randomUUID(), socket, caller, identity, rawKeys: (presented as string[]).map((value) => value.trim()) };
+      const { caller, identity, unverified, keys } = await deps.identify(request, params);
+      const { refusal } = await admitter.admitConnection(caller, identity, unverified);
+      if (refusal) return refusal.code;
+      return { id: randomUUID(), socket, caller, identity, rawKeys: [...keys] };
     } catch (error) {
       if (error instanceof ApiError) return error.code;
       logger.debug({ err: (error as Error).message }, 'could not check a socket key');
@@ -157,7 +154,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
       connectionInitWaitTimeout: deps.timings?.connectionInitTimeoutMs ?? CONNECTION_INIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
-        const state = await identify(ctx.connectionParams, request, socket);
+        const state = await connect(ctx.connectionParams, request, socket);
         const ticket = tickets.get(socket);
         ticket?.settle();
         // Closed while its key was checked: its places are given back already, and no state is kept.
@@ -246,7 +243,7 @@ export function createWebSocketGateway(deps: WebSocketDeps): WebSocketGateway {
     logger,
   );
 
-  const recheck = recheckKeys(sockets, { identify: deps.identify, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: FORBIDDEN_CLOSE });
+  const recheck = recheckKeys(sockets, { identify: deps.checkKeys, admitter, everyMs: deps.timings?.keyRecheckMs ?? KEY_RECHECK_MS, bannedCode, forbiddenClose: FORBIDDEN_CLOSE });
 
   return {
     attach(server) {
