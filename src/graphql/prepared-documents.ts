@@ -30,7 +30,8 @@ export const MAX_RECURSIVE_SELECTIONS = 10_000_000;
  *   it is validated without those directives (and refused as any subscription over HTTP is).
  * Such a document is validated here in that form, held to Apollo's bound on recursive selections
  * as sent, and put in the store as sent: Apollo finds it there already validated, and costs and
- * executes it as sent. Whether a document needs this is decided from its syntax before Apollo
+ * executes it as sent. One invalid in that form gets graphql-js's errors for it as sent, as it
+ * would without this store (a mistake repeated is an error per repeat). Whether a document needs this is decided from its syntax before Apollo
  * runs, never from what Apollo answers (a document may quote any message in a string). Apollo
  * keys the store by a schema prefix and the sha256 of the query text, as the trusted documents
  * rely on too (pinned in test/frontend/trusted-documents.cases.ts).
@@ -98,8 +99,13 @@ export class PreparedDocuments {
    * validated (repeats left out, which graphql-js cannot validate as sent).
    */
   validate(document: DocumentNode, checked = withoutRepeatedSelections(document)): GraphQLError[] {
-    const errors = [...validate(this.schema, checked, this.rules, { hideSuggestions: this.hideSuggestions })];
-    if (errors.length === 0) errors.push(...tooManyRecursiveSelections(document, MAX_RECURSIVE_SELECTIONS));
+    const options = { hideSuggestions: this.hideSuggestions };
+    const errors = [...validate(this.schema, checked, this.rules, options)];
+    if (errors.length === 0) return tooManyRecursiveSelections(document, MAX_RECURSIVE_SELECTIONS);
+    // Invalid without its repeats is invalid as sent: graphql-js's errors for the document as sent
+    // then, one for each repeat of a mistake too, as Apollo alone would answer; the form checked
+    // only where graphql-js would throw on it as sent.
+    if (checked !== document && withoutConditionalSubscriptionRoots(document) === document) return [...validate(this.schema, document, this.rules, options)];
     return errors;
   }
 }

@@ -12,26 +12,34 @@ import {
   specifiedRules,
   typeFromAST,
   validate,
+  visit,
 } from 'graphql';
 import pino from 'pino';
 import type { Caller } from '../../src/auth/caller';
 import { createContext } from '../../src/context';
+import { ApiError } from '../../src/errors';
 import { formatGraphQLError } from '../../src/format-error';
 import { buildGatewaySchema } from '../../src/graphql/schema';
 import { sampleVariables } from '../../src/graphql/sample-variables';
+import { checkOperationLimits } from '../../src/graphql/query-limits.plugin';
 import { extraValidationRules } from '../../src/graphql/server';
+import { isStorableText } from '../../src/graphql/text-input.plugin';
 import { corpusDocument, corpusOperation } from '../frontend/corpus';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, setStock } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
 import { generateDocuments, type OracleDocument } from './oracle-documents';
+import { variableValues } from './oracle-variables';
+import { collectSentDocuments } from './sent-documents';
 
 /**
  * The oracle: every answer the gateway sends over HTTP (POST and GET, each document and set of
  * variables sent three times) holds byte for byte against graphql-js's own `validate` and
  * `execute`, run directly on the same schema and data with a fresh context, its errors through
  * the gateway's one formatter. Only `extensions` (the cost report, which the direct run has not)
- * are compared apart: equal on every send of one request. A mismatch names its document.
+ * are compared apart: equal on every send of one request. A mismatch names its document. The
+ * documents: generated ones (oracle-documents.ts), the front end's, a case for each finding, and
+ * every other query document the suite sends (sent-documents.ts).
  *
  * How a client is told of graphql-js's refusals, as Apollo Server does it: a document that fails
  * validation is GRAPHQL_VALIDATION_FAILED; an error about a value the request gave rather than
@@ -241,6 +249,73 @@ it(`answers ${GENERATED} generated documents, the front end's queries and every 
   const variableSets = operations.reduce((sum, { booleans, variableSets }) => sum + variableSets.length * 2 ** booleans.length, 0);
   printFigure(`oracle: ${operations.length} operations (${GENERATED} generated documents in operations of 8, ${CORPUS().length} of the front end's, and ${FINDINGS().length} findings), ${variableSets} sets of variables, ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries} sends or references made again after a database timeout, ${Date.now() - started} ms`);
   // The first few, whole: each names its document, variables, method and send.
+  expect(mismatches.slice(0, 3)).toEqual([]);
+  expect(compared).toBe(variableSets * SENDS);
+}, 300_000);
+
+/**
+ * Every other query document the suite sends (its test sources' literals and the guides'
+ * examples, sent-documents.ts), each with values made from its variables' definitions
+ * (oracle-variables.ts), over the whole truth table of its Boolean ones. A set of variables the
+ * gateway's own limits refuse before graphql-js runs anything (depth, cost, text PostgreSQL cannot
+ * store: test/graphql/query-cost.cases.ts and text-input.cases.ts hold those refusals) is counted
+ * and left out: graphql-js alone has no such limits to answer with.
+ */
+function replayedDocuments() {
+  const collected = collectSentDocuments(schema, petIds[0]);
+  const overLimits = { sets: 0, documents: 0 };
+  const documents: OracleDocument[] = [];
+  for (const { source, where, query, valid } of collected.documents) {
+    const document = parse(query);
+    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+    const { variableSets, booleans } = variableValues(schema, operation, petIds[0]);
+    // A document that fails validation is refused before its variables are read, the same for
+    // every set: one is sent. The limits are checked on one that passed, as the gateway does.
+    const rows = valid ? truthTable(booleans, variableSets) : truthTable(booleans, variableSets).slice(0, 1);
+    const admitted = valid ? rows.filter((variables) => !refusedByLimits(document, operation, variables)) : rows;
+    overLimits.sets += rows.length - admitted.length;
+    if (admitted.length) documents.push({ name: `${source}: ${where}`, query, variableSets: admitted, booleans: [] });
+    else overLimits.documents += 1;
+  }
+  return { collected, documents, overLimits };
+}
+
+/** Whether the gateway's own limits refuse the operation with these variables before it runs. */
+function refusedByLimits(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): boolean {
+  let unstorable = false;
+  visit(document, {
+    StringValue(node) {
+      unstorable ||= !isStorableText(node.value);
+    },
+  });
+  if (unstorable) return true;
+  try {
+    checkOperationLimits(schema, document, operation, variables, { maxCost: t.config.maxQueryCost, pets: t.app.services.database.catalogueSize.current() });
+    return false;
+  } catch (error) {
+    // A variable graphql-js refuses is its own answer, compared like any other.
+    return error instanceof ApiError && error.code === 'QUERY_TOO_COMPLEX';
+  }
+}
+
+it('answers every other query document the suite sends, and the examples of the guides and the schema, as graphql-js does, over POST and GET, every time', async () => {
+  const started = Date.now();
+  const retriesBefore = outageRetries;
+  const { collected, documents, overLimits } = replayedDocuments();
+  const collecting = Date.now() - started;
+  const { mismatches, compared } = await checkAll(documents);
+  const variableSets = documents.reduce((sum, { variableSets }) => sum + variableSets.length, 0);
+  const count = (sources: string[]) => [...new Set(sources)].map((source) => `${sources.filter((each) => each === source).length} from ${source}`).join(', ');
+  const excluded = [...collected.excluded.values()].reduce((sum, { count: each }) => sum + each, 0);
+  const queries = collected.documents;
+  printFigure(
+    `oracle, replayed: ${[...collected.found.values()].reduce((sum, each) => sum + each, 0)} distinct documents found (${[...collected.found].map(([source, each]) => `${each} in ${source}`).join(', ')}); ` +
+      `${queries.length} queries to replay (${count(queries.map(({ source }) => source))}; ${queries.filter(({ valid }) => !valid).length} of them refused by validation), ${excluded} documents left out (below); ` +
+      `${documents.length} documents, ${variableSets} sets of variables, ${SENDS} sends: ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries - retriesBefore} sends or references made again after a database timeout, ` +
+      `collected in ${collecting} ms, ${Date.now() - started} ms in all`,
+  );
+  printFigure(`  left out: ${overLimits.sets} sets of variables the gateway's own limits refuse before graphql-js runs anything (depth, cost, text it cannot store), all those of ${overLimits.documents} queries`);
+  for (const [reason, { count: each, first }] of collected.excluded) printFigure(`  left out: ${each} documents, ${reason} (the first: ${first})`);
   expect(mismatches.slice(0, 3)).toEqual([]);
   expect(compared).toBe(variableSets * SENDS);
 }, 300_000);

@@ -152,6 +152,17 @@ describe('documents within the limits are executed; over a limit, the code names
     ]);
   });
 
+  it('answers a mistake repeated exactly as graphql-js does: an error for each repeat, each with its location', async () => {
+    const result = await gql(t.url, '{ pets(first: 1) { nope nope totalCount } }');
+    expect(result.status).toBe(400);
+    const located = result.errors?.map((error: any) => [error.message.replace(/ Did you mean.*/, ''), error.locations, error.extensions.code]);
+    const unknown = 'Cannot query field "nope" on type "PetConnection".';
+    expect(located).toEqual([
+      [unknown, [{ line: 1, column: 20 }], 'GRAPHQL_VALIDATION_FAILED'],
+      [unknown, [{ line: 1, column: 25 }], 'GRAPHQL_VALIDATION_FAILED'],
+    ]);
+  });
+
   it('still reports a document with over 100 errors as GRAPHQL_VALIDATION_FAILED', async () => {
     const result = await gql(t.url, `{ ${Array.from({ length: 150 }, (_, i) => `nope${i}`).join(' ')} }`);
     expect(result.status).toBe(400);
