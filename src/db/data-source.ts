@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { DATABASE_DEFAULTS, type DatabasePoolMode } from '../config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { readBackendPid } from '../sql/cancel';
 
 export interface DataSourceOptions {
   url: string;
@@ -48,6 +49,8 @@ export function createDataSource({
       // Client side too: a severed connection never answers, and the server cannot time that out.
       query_timeout: statementTimeoutMs + 1_000,
       idleTimeoutMillis: embedded ? 0 : 10_000,
+      // A session's statements can be cancelled by its backend's pid (the embedded database runs one at a time).
+      ...(embedded || poolMode === 'transaction' ? {} : { onConnect: readBackendPid({ connectionString: url }) }),
     },
   });
 }

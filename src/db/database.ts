@@ -1,6 +1,5 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
-import { cancelOnAbort } from '../sql/cancel';
 import { guardCheckouts, poolOf } from '../sql/pool';
 import { runUnnamedStatements } from '../sql/prepared';
 import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
@@ -71,7 +70,6 @@ export async function connectDatabase(
   try {
     if (embedded) forgetPreparedStatementsOnReconnect(dataSource);
     if (settings.poolMode === 'transaction') runUnnamedStatements(poolOf(dataSource));
-    else if (!embedded) cancelOnAbort(poolOf(dataSource), { connectionString: url });
     await (directUrl === undefined ? migrate(dataSource) : migrateOn(directUrl, settings));
     if (settings.poolMode === 'transaction') await checkPooledTimeouts(dataSource, settings.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS);
   } catch (error) {

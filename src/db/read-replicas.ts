@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { cancelOnAbort } from '../sql/cancel';
 import { runUnnamedStatements } from '../sql/prepared';
 import { guardCheckouts, poolOf } from '../sql/pool';
 import { ReadReplicas, type Replica } from '../sql/read-replicas';
@@ -55,8 +54,6 @@ async function connect(dataSource: DataSource, transactionMode: boolean): Promis
   const pool = poolOf(dataSource);
   guardCheckouts(pool);
   if (transactionMode) runUnnamedStatements(pool);
-  // The replica's own URL: a cancel goes to the server running the statement.
-  else cancelOnAbort(pool, { connectionString: (dataSource.options as { url?: string }).url });
 }
 
 /** host:port/database of a URL, without its credentials. */

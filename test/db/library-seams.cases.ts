@@ -105,8 +105,8 @@ it('a checked-out connection has an error listener before any statement runs, an
 });
 
 /**
- * node-postgres has no public cancel: sql/cancel.ts reads each connection's backend pid when it is
- * first checked out and cancels with `pg_cancel_backend` on a connection of its own. The embedded
+ * node-postgres has no public cancel: sql/cancel.ts reads each connection's backend pid as the pool
+ * connects it (pg-pool's `onConnect`) and cancels with `pg_cancel_backend` on a connection of its own. The embedded
  * database runs one statement at a time, so a cancel there could only follow the statement: it is
  * not sent, and the statement runs to its end.
  */
