@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Plan, PLAN_LIMITS } from '../../src/auth/plans';
@@ -7,6 +8,8 @@ import type { CrowdMember, CrowdResult, CrowdTask } from './crowd.worker';
 import { BENCH_DATABASE, CROWD_KEYS, createBenchDatabase, crowdKey, dropBenchDatabase, victimKey } from './fixture';
 import { type Nginx, startNginx } from '../helpers/nginx-server';
 import { statusList } from './keyed-attack';
+import { machineBusyMicros, processTreeMicros } from './machine-cpu';
+import { type BackendCpu, backendCpu, cpuSpent } from './pg-cpu';
 import { type BenchServer, startDeployment } from './processes';
 
 /**
@@ -23,11 +26,17 @@ import { type BenchServer, startDeployment } from './processes';
  * CROWD_PROXY=nginx sends victims and crowd through the shipped deploy/nginx/petstore.conf in
  * front of the instances (docs/scaling-out.md "Behind a reverse proxy"), the instances counting
  * clients by its X-Forwarded-For; each member keeps as many requests in flight as it would
- * straight to the instances.
+ * straight to the instances. Victims keep CROWD_VICTIM_POOL (default 4) kept-alive connections to
+ * each port, opened before each phase's load starts, as a back-end client's pool does (0: as many
+ * as their requests need). Each row says where the machine's CPU went meanwhile: the gateways,
+ * PostgreSQL's backends, nginx, the crowd's and the victims' client processes, and the rest.
  */
 const PETS = Number(process.env.CROWD_PETS ?? 100_000);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 20);
 const VICTIM_RATE = Number(process.env.CROWD_VICTIM_RATE ?? 10);
+const VICTIM_POOL = Number(process.env.CROWD_VICTIM_POOL ?? 4);
+/** Time for the victims to open their pools before the load starts. */
+const START_AFTER_MS = 500;
 const IN_FLIGHT = PLAN_LIMITS[Plan.FREE].requestsInFlight;
 /** Which sets of instances run (CROWD_INSTANCES, default `1,2`), and which phases (CROWD_PHASES: names' beginnings, e.g. `alone,anonymous`; default all). */
 const INSTANCE_COUNTS = (process.env.CROWD_INSTANCES ?? '1,2').split(',').map(Number);
@@ -71,9 +80,21 @@ export interface VictimFigures {
   p99: number;
 }
 
+/** Where the machine's CPU went during a phase, in cores (CPU seconds a second); NaN where it cannot be read. */
+export interface CpuSplit {
+  gateways: number;
+  postgres: number;
+  nginx: number;
+  crowd: number;
+  victims: number;
+  other: number;
+  machine: number;
+}
+
 export interface CrowdRow {
   instances: number;
   phase: Phase;
+  cpu: CpuSplit;
   victims: Record<(typeof VICTIMS)[number][0], VictimFigures>;
   /** The crowd's answers by HTTP status, and how many carried their counts; none while alone. */
   crowd?: { requests: number; statuses: Record<string, number>; served: number; samples: Record<string, string> };
@@ -96,13 +117,13 @@ export async function runCrowd(serverUrl: string, env: Record<string, string>): 
     // Fresh deployments, one a set of instances: no limit of one run carries into the next.
     let deployments = 0;
     const proxied: Record<string, string> = THROUGH_NGINX ? { TRUST_PROXY: '127.0.0.1' } : {};
-    return await runPhases((count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, ...proxied, DATABASE_URL: databaseUrl }));
+    return await runPhases(databaseUrl, (count) => startDeployment(`crowd ${(deployments += 1)}`, count, { ...env, ...proxied, DATABASE_URL: databaseUrl }));
   } finally {
     await dropBenchDatabase(serverUrl, name);
   }
 }
 
-async function runPhases(start: (count: number) => Promise<BenchServer[]>): Promise<CrowdRun> {
+async function runPhases(databaseUrl: string, start: (count: number) => Promise<BenchServer[]>): Promise<CrowdRun> {
   const [probe] = await start(1);
   const chosen = await mostExpensiveDocument(probe.port).finally(() => probe.stop());
   console.log(`crowd: each member sends ${chosen.query} (cost ${chosen.cost} of ${chosen.limit})`);
@@ -115,14 +136,17 @@ async function runPhases(start: (count: number) => Promise<BenchServer[]>): Prom
       // Through nginx, its one port once for each instance: the same requests in flight as straight to them.
       const ports = instances.map((server) => (proxy ? Number(new URL(proxy.url).port) : server.port));
       let run = 0;
-      await runTask({ ports, seconds: 2, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } });
+      const victims = () => ({ keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS, pool: VICTIM_POOL });
+      await runTask({ ports, seconds: 2, victims: victims() });
       for (const phase of PHASES) {
+        const before = await cpuReading(instances, proxy, databaseUrl);
         // Victims and crowd in processes of their own: the crowd's load does not delay the victims' clocks.
-        const [{ victims }, { crowd }] = await Promise.all([
-          runTask({ ports, seconds: SECONDS, victims: { keys: victimKeys(run++), addresses: VICTIM_ADDRESSES, perSecond: VICTIM_RATE, pets: PETS } }),
-          phase === 'alone' ? ({} as CrowdResult) : runTask({ ports, seconds: SECONDS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
+        const [victimsRun, crowdRun] = await Promise.all([
+          runTask({ ports, seconds: SECONDS, startAfterMs: START_AFTER_MS, victims: victims() }),
+          phase === 'alone' ? undefined : runTask({ ports, seconds: SECONDS, startAfterMs: START_AFTER_MS, crowd: { members: CROWDS[phase], inFlight: IN_FLIGHT, document: chosen.document } }),
         ]);
-        const row = rowOf(count, phase, { victims, crowd });
+        const cpu = cpuSplit(before, await cpuReading(instances, proxy, databaseUrl), victimsRun.cpuMicros, crowdRun?.cpuMicros ?? 0);
+        const row = rowOf(count, phase, cpu, { victims: victimsRun.victims, crowd: crowdRun?.crowd });
         console.log(`crowd on ${count} instance(s), ${phase}: ${VICTIMS.map(([plan]) => `${plan} p99 ${row.victims[plan].p99} ms`).join(', ')}`);
         rows.push(row);
       }
@@ -144,7 +168,30 @@ function runTask(task: CrowdTask): Promise<CrowdResult> {
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? Number(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)].toFixed(1)) : NaN);
 
-function rowOf(instances: number, phase: Phase, result: CrowdResult): CrowdRow {
+interface CpuReading {
+  at: number;
+  gateways: number;
+  postgres: BackendCpu;
+  nginx: number;
+  machine: number;
+}
+
+async function cpuReading(instances: BenchServer[], proxy: Nginx | undefined, databaseUrl: string): Promise<CpuReading> {
+  const gateways = (await Promise.all(instances.map((server) => server.stats()))).reduce((sum, stats) => sum + stats.cpuMicros, 0);
+  return { at: performance.now(), gateways, postgres: await backendCpu(databaseUrl), nginx: proxy ? processTreeMicros(proxy.pid) : 0, machine: machineBusyMicros() };
+}
+
+/** Cores used between two readings by each part, the client processes' own CPU given (µs). */
+function cpuSplit(before: CpuReading, after: CpuReading, victimsMicros: number, crowdMicros: number): CpuSplit {
+  const wallMicros = (after.at - before.at) * 1000;
+  const cores = (micros: number) => Number((micros / wallMicros).toFixed(2));
+  const parts = { gateways: after.gateways - before.gateways, postgres: cpuSpent(before.postgres, after.postgres), nginx: after.nginx - before.nginx, crowd: crowdMicros, victims: victimsMicros };
+  const machine = after.machine - before.machine;
+  const other = machine - Object.values(parts).reduce((sum, micros) => sum + micros, 0);
+  return { gateways: cores(parts.gateways), postgres: cores(parts.postgres), nginx: cores(parts.nginx), crowd: cores(parts.crowd), victims: cores(parts.victims), other: cores(other), machine: cores(machine) };
+}
+
+function rowOf(instances: number, phase: Phase, cpu: CpuSplit, result: Pick<CrowdResult, 'victims' | 'crowd'>): CrowdRow {
   const victims = Object.fromEntries(
     VICTIMS.map(([plan], i) => {
       const { statuses, latencies, samples } = result.victims![i];
@@ -153,7 +200,7 @@ function rowOf(instances: number, phase: Phase, result: CrowdResult): CrowdRow {
     }),
   ) as CrowdRow['victims'];
   const crowd = result.crowd && { requests: Object.values(result.crowd.statuses).reduce((a, b) => a + b, 0), ...result.crowd };
-  return { instances, phase, victims, crowd };
+  return { instances, phase, cpu, victims, crowd };
 }
 
 /**
@@ -199,6 +246,9 @@ export function crowdTable({ document, candidates, rows }: CrowdRun): string {
       `| ${row.instances} | ${row.phase} | ${victim(row.victims.PRO)} | ${victim(row.victims.BUSINESS)} | ` +
       `${row.crowd?.requests ?? ''} | ${row.crowd ? statusList(row.crowd.statuses) : ''} | ${row.crowd?.served ?? ''} |`,
   );
+  const cpuLines = rows.map(({ instances, phase, cpu }) =>
+    `| ${instances} | ${phase} | ${cpu.gateways} | ${cpu.postgres} | ${THROUGH_NGINX ? cpu.nginx : ''} | ${cpu.crowd} | ${cpu.victims} | ${cpu.other} | ${cpu.machine} |`,
+  );
   const times = candidates.map(({ shape, aliases, cost, ms }) => `${aliases} × ${shape}, cost ${cost}: ${ms} ms`).join('; ');
   return [
     `${THROUGH_NGINX ? 'every client through nginx (deploy/nginx/petstore.conf)' : 'every client straight to the instances'}; ` +
@@ -208,6 +258,12 @@ export function crowdTable({ document, candidates, rows }: CrowdRun): string {
     header,
     `|${'---|'.repeat(13)}`,
     ...lines,
+    '',
+    `where the machine's CPU went, in cores (CPU seconds a second, of ${availableParallelism()}); victims on ${VICTIM_POOL || 'as many as they need'} kept-alive connections to each port:`,
+    '',
+    '| instances | phase | gateways | PostgreSQL | nginx | crowd clients | victim clients | other | machine |',
+    `|${'---|'.repeat(9)}`,
+    ...cpuLines,
     '',
     'what a refusal said, first of each status:',
     ...samplesOf(rows),

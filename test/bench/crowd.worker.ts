@@ -11,9 +11,14 @@ import { crowdRequestBody, type CrowdDocument, victimRequestBody } from './crowd
 export interface CrowdTask {
   ports: number[];
   seconds: number;
+  /** When the load starts, after the process has started: the victims open their connections meanwhile. */
+  startAfterMs?: number;
   crowd?: { members: CrowdMember[]; inFlight: number; document: CrowdDocument };
-  /** Each key sent from its address (a client of its own), when given. */
-  victims?: { keys: string[]; addresses?: string[]; perSecond: number; pets: number };
+  /**
+   * Each key sent from its address (a client of its own), when given; over at most `pool`
+   * kept-alive connections to each port, opened before the load starts (a back-end client's pool).
+   */
+  victims?: { keys: string[]; addresses?: string[]; perSecond: number; pets: number; pool?: number };
 }
 
 /** A member of a crowd: an anonymous client on an address of its own, or a key. */
@@ -27,6 +32,8 @@ export interface CrowdResult {
   crowd?: { statuses: Record<string, number>; served: number; samples: Record<string, string> };
   /** Per victim key: answers by status (a 200 with errors counts as `200 errors`), and latencies in ms. */
   victims?: { statuses: Record<string, number>; latencies: number[]; samples: Record<string, string> }[];
+  /** This process's CPU time from the start of the load to its end, in µs. */
+  cpuMicros: number;
 }
 
 /** A request whose socket stays silent this long is given up (counted as `timeout`). */
@@ -37,10 +44,10 @@ interface Answer {
   body: string;
 }
 
-function send(port: number, agent: Agent, headers: Record<string, string>, body: string): Promise<Answer> {
+function send(port: number, agent: Agent, headers: Record<string, string>, body: string, path = '/graphql'): Promise<Answer> {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/graphql', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -65,8 +72,9 @@ class Tally {
   }
 }
 
-async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult['crowd']> {
+async function runCrowd(task: CrowdTask, startAt: number, deadline: number): Promise<CrowdResult['crowd']> {
   const { members, inFlight, document } = task.crowd!;
+  await untilTime(startAt);
   const tally = new Tally();
   let served = 0;
   const agents: Agent[] = [];
@@ -94,11 +102,14 @@ async function runCrowd(task: CrowdTask, deadline: number): Promise<CrowdResult[
   return { statuses: tally.statuses, served, samples: tally.samples };
 }
 
-async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResult['victims']> {
-  const { keys, addresses, perSecond, pets } = task.victims!;
+async function runVictims(task: CrowdTask, startAt: number, deadline: number): Promise<CrowdResult['victims']> {
+  const { keys, addresses, perSecond, pets, pool } = task.victims!;
   return Promise.all(
     keys.map(async (key, i) => {
-      const agent = new Agent({ keepAlive: true, localAddress: addresses?.[i] });
+      const agent = new Agent({ keepAlive: true, localAddress: addresses?.[i], ...(pool ? { maxSockets: pool } : {}) });
+      // The pool's connections opened before the load, by requests to /healthz, which no quota counts.
+      if (pool) await Promise.all(task.ports.flatMap((port) => Array.from({ length: pool }, () => send(port, agent, {}, '', '/healthz'))));
+      await untilTime(startAt);
       const tally = new Tally();
       const latencies: number[] = [];
       const pending: Promise<void>[] = [];
@@ -121,11 +132,17 @@ async function runVictims(task: CrowdTask, deadline: number): Promise<CrowdResul
   );
 }
 
+const untilTime = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
+
 async function main(): Promise<void> {
   const task = JSON.parse(process.argv[2]) as CrowdTask;
-  const deadline = performance.now() + task.seconds * 1000;
-  const [crowd, victims] = await Promise.all([task.crowd ? runCrowd(task, deadline) : undefined, task.victims ? runVictims(task, deadline) : undefined]);
-  const result: CrowdResult = { crowd, victims };
+  const startAt = performance.now() + (task.startAfterMs ?? 0);
+  const deadline = startAt + task.seconds * 1000;
+  let cpuAtStart = process.cpuUsage();
+  void untilTime(startAt).then(() => (cpuAtStart = process.cpuUsage()));
+  const [crowd, victims] = await Promise.all([task.crowd ? runCrowd(task, startAt, deadline) : undefined, task.victims ? runVictims(task, startAt, deadline) : undefined]);
+  const { user, system } = process.cpuUsage(cpuAtStart);
+  const result: CrowdResult = { crowd, victims, cpuMicros: user + system };
   process.stdout.write(JSON.stringify(result));
 }
 

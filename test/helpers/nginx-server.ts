@@ -22,6 +22,8 @@ const UPSTREAMS = ['server 127.0.0.1:4001;', 'server 127.0.0.1:4002;'];
 
 export interface Nginx {
   url: string;
+  /** The master process: its workers are its children. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -69,6 +71,7 @@ export async function startNginx(instancePorts: number[]): Promise<Nginx> {
   }, 10_000, 'nginx to listen');
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     async stop() {
       await stopped(child, exited);
       rmSync(prefix, { recursive: true, force: true });
