@@ -1,6 +1,7 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import { guardCheckouts, poolOf } from '../sql/pool';
+import { isDatabaseUnavailable } from '../sql/pg-errors';
 import { runUnnamedStatements } from '../sql/prepared';
 import { DatabaseConnectError, describeConnectFailure } from './connect-failure';
 import { createDataSource, type DataSourceOptions, STATEMENT_TIMEOUT_MS } from './data-source';
@@ -12,6 +13,27 @@ export interface Database {
   embedded: boolean;
   close(): Promise<void>;
 }
+
+/**
+ * The embedded database runs in this process: its first connection waits for this process's CPU,
+ * never for a network, and a start-up that held the event loop past DATABASE_CONNECT_TIMEOUT_MS
+ * on a machine busy with other work timed it out. Such a connection is tried again, this long.
+ */
+const EMBEDDED_CONNECT_PATIENCE_MS = 60_000;
+
+/** `connect`'s data source, tried again while the database cannot be reached, until `patienceMs` has passed. */
+async function connectedWithin(patienceMs: number, connect: () => Promise<DataSource>): Promise<DataSource> {
+  const giveUpAt = Date.now() + patienceMs;
+  for (;;) {
+    try {
+      return await connect();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
+    }
+  }
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Any number: the key of the advisory lock that lets one instance at a time migrate. */
 const MIGRATION_LOCK = 7_411_023;
@@ -25,8 +47,8 @@ type DatabaseSettings = 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'dat
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteDataDir'> & Partial<Pick<Config, DatabaseSettings>>): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbedded(config.pgliteDataDir);
   let dataSource: DataSource;
-  try {
-    dataSource = await connectDatabase(embedded?.url ?? (config.databaseUrl as string), {
+  const connect = () =>
+    connectDatabase(embedded?.url ?? (config.databaseUrl as string), {
       embedded: !!embedded,
       poolSize: config.databasePoolSize,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
@@ -34,10 +56,12 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'pgliteD
       poolMode: config.databasePoolMode,
       directUrl: config.databaseDirectUrl,
     });
+  try {
+    dataSource = embedded ? await connectedWithin(EMBEDDED_CONNECT_PATIENCE_MS, connect) : await connect();
   } catch (error) {
     await embedded?.stop();
     if (error instanceof DatabaseConnectError) throw error;
-    const line = config.databaseUrl && describeConnectFailure(error, config.databaseUrl);
+    const line = config.databaseUrl ? describeConnectFailure(error, config.databaseUrl) : `Database error: the embedded database (PGLITE_DATA_DIR=${config.pgliteDataDir}) could not be opened: ${messageOf(error)}`;
     throw line ? new DatabaseConnectError(line, error) : error;
   }
   return {
