@@ -22,7 +22,9 @@ class SurfaceSequencer extends Sequencer {
 
 function withCases(testPath) {
   const dir = dirname(testPath);
-  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts'));
+  // A surface's slow test file runs its `*.slow.cases.ts`, the other its `*.cases.ts` (test/helpers/cases.ts).
+  const slow = testPath.endsWith('.slow.test.ts');
+  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts') && name.endsWith('.slow.cases.ts') === slow);
   return statSync(testPath).size + cases.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 }
 
