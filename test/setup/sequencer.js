@@ -1,4 +1,4 @@
-const { readdirSync, statSync } = require('node:fs');
+const { readFileSync, readdirSync, statSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
@@ -21,6 +21,8 @@ class SurfaceSequencer extends Sequencer {
 }
 
 function withCases(testPath) {
+  // Only a surface's test file runs the cases beside it; another file there is weighed alone.
+  if (!/runCases\w*In\(/.test(readFileSync(testPath, 'utf8'))) return statSync(testPath).size;
   const dir = dirname(testPath);
   // A surface's slow test file runs its `*.slow.cases.ts`, the other its `*.cases.ts` (test/helpers/cases.ts).
   const slow = testPath.endsWith('.slow.test.ts');
