@@ -1,245 +1,16 @@
-import {
-  type DocumentNode,
-  execute,
-  type ExecutionResult,
-  getNamedType,
-  GraphQLError,
-  type GraphQLSchema,
-  Kind,
-  type OperationDefinitionNode,
-  parse,
-  print,
-  specifiedRules,
-  typeFromAST,
-  validate,
-} from 'graphql';
-import pino from 'pino';
-import type { Caller } from '../../src/auth/caller';
-import { createContext } from '../../src/context';
-import { formatGraphQLError } from '../../src/format-error';
-import { buildGatewaySchema } from '../../src/graphql/schema';
-import { sampleVariables } from '../../src/graphql/sample-variables';
-import { extraValidationRules } from '../../src/graphql/server';
-import { corpusDocument, corpusOperation } from '../frontend/corpus';
-import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, createCategory, createPet, setStock } from '../helpers/builders';
 import { printFigure } from '../helpers/figures';
-import { generateDocuments, type OracleDocument } from './oracle-documents';
+import { DOCUMENTS_PER_OPERATION, GENERATED, GENERATED_OPERATIONS_IN_NPM_TEST, PREFLIGHTED, SENDS, useOracle } from './oracle';
 
 /**
- * The oracle: every answer the gateway sends over HTTP (POST and GET, each document and set of
- * variables sent three times) holds byte for byte against graphql-js's own `validate` and
- * `execute`, run directly on the same schema and data with a fresh context, its errors through
- * the gateway's one formatter. Only `extensions` (the cost report, which the direct run has not)
- * are compared apart: equal on every send of one request. A mismatch names its document.
- *
- * How a client is told of graphql-js's refusals, as Apollo Server does it: a document that fails
- * validation is GRAPHQL_VALIDATION_FAILED; an error about a value the request gave rather than
- * about a field (a variable's value, a directive's argument) is BAD_USER_INPUT and the answer has
- * no `data`: the gateway refuses such a request before anything runs.
+ * The oracle (oracle.ts) over the findings it was written for, the front end's queries and the
+ * first generated operations; oracle-generated.slow.cases.ts holds the other generated ones to it.
  */
-const GENERATED = 520;
-const SENDS = 3;
-/** One operation at a time: the embedded database's one connection serves the gateway and the reference alike. */
-const IN_FLIGHT = 1;
-const PREFLIGHTED = { 'Apollo-Require-Preflight': 'true' };
-const silent = pino({ level: 'silent' });
+const oracle = useOracle();
 
-let t: TestApp;
-let schema: GraphQLSchema;
-let petIds: string[];
-/** An ENTERPRISE client key: its quota and database time hold every request of the run. */
-let key: string;
-let caller: Caller;
-
-beforeAll(async () => {
-  t = await startTestApp({}, { limitRequests: false, limitInFlight: false });
-  schema = await buildGatewaySchema();
-  const dogs = await createCategory(t, 'Dogs', 'Loyal');
-  const cats = await createCategory(t, 'Cats');
-  petIds = [await createPet(t, dogs, 'Rex'), await createPet(t, dogs, 'Fido', 'SOLD'), await createPet(t, cats, 'Tom', 'PENDING')];
-  await setStock(t, petIds[0], 3);
-  ({ key } = await createApiKey(t, { plan: 'ENTERPRISE', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000 }));
-  caller = { kind: 'key', address: '127.0.0.1', key: (await t.app.services.apiKeys.authenticate(key))! };
-});
-afterAll(() => t.close());
-
-/** The reference: graphql-js on the same schema and data, its result written as Apollo writes one. */
-async function reference(document: DocumentNode, variables: Record<string, unknown>): Promise<{ errors?: unknown[]; data?: unknown }> {
-  const invalid = validate(schema, document, [...specifiedRules, ...extraValidationRules(t.config)]);
-  if (invalid.length) return { errors: invalid.map((error) => formatted(error, 'GRAPHQL_VALIDATION_FAILED')) };
-  const result = (await execute({ schema, document, variableValues: variables, contextValue: createContext(caller, t.app.services) })) as ExecutionResult;
-  const refusals = result.errors?.filter((error) => error.path === undefined || error.nodes?.[0]?.kind !== Kind.FIELD);
-  if (refusals?.length) return { errors: refusals.map((error) => formatted(error, 'BAD_USER_INPUT', false)) };
-  return { ...(result.errors && { errors: result.errors.map((error) => formatted(error)) }), data: result.data };
-}
-
-/** graphql-js's error through the gateway's formatter, with the code Apollo gives it when it has none. */
-function formatted(error: GraphQLError, code?: string, located = true) {
-  const { message, nodes, source, positions, path, originalError, extensions } = error;
-  const coded = code && extensions.code === undefined ? new GraphQLError(message, { nodes, source, positions, path: located ? path : undefined, originalError: originalError ?? error, extensions: { ...extensions, code } }) : error;
-  return formatGraphQLError(coded, silent, { ...coded.toJSON(), extensions: { ...coded.extensions, code: coded.extensions.code ?? 'INTERNAL_SERVER_ERROR' } }, false);
-}
-
-interface Sent {
-  method: 'POST' | 'GET';
-  status: number;
-  body: string;
-}
-
-/**
- * A database that did not answer in time (the embedded one on a loaded machine) is an outage, not
- * an answer of either path: the reference and the request are made again, at most twice, and
- * counted; an answer that differs otherwise is never retried.
- */
-const OUTAGE = '"code":"SERVICE_UNAVAILABLE"';
-const MAX_OUTAGE_RETRIES = 2;
-let outageRetries = 0;
-async function apartFromOutages<T>(made: () => Promise<T>, text: (value: T) => string): Promise<T> {
-  let value = await made();
-  for (let retry = 0; retry < MAX_OUTAGE_RETRIES && text(value).includes(OUTAGE); retry += 1) {
-    outageRetries += 1;
-    value = await made();
-  }
-  return value;
-}
-
-async function send(method: 'POST' | 'GET', query: string, variables: Record<string, unknown>): Promise<Sent> {
-  return apartFromOutages(() => sendOnce(method, query, variables), ({ body }) => body);
-}
-
-async function sendOnce(method: 'POST' | 'GET', query: string, variables: Record<string, unknown>): Promise<Sent> {
-  const response =
-    method === 'POST'
-      ? await fetch(`${t.url}/graphql`, { method, headers: { 'Content-Type': 'application/json', 'X-API-Key': key }, body: JSON.stringify({ query, variables }) })
-      : await fetch(`${t.url}/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, { headers: { ...PREFLIGHTED, 'X-API-Key': key } });
-  return { method, status: response.status, body: await response.text() };
-}
-
-/** Every assignment of `names` to true and false, over each of `sets`. */
-function truthTable(names: string[], sets: Record<string, unknown>[]): Record<string, unknown>[] {
-  let rows = sets;
-  for (const name of names) rows = rows.flatMap((row) => [{ ...row, [name]: false }, { ...row, [name]: true }]);
-  return rows;
-}
-
-interface Mismatch {
-  name: string;
-  query: string;
-  variables: Record<string, unknown>;
-  method: string;
-  send: number;
-  expected: string;
-  got: string;
-}
-
-/** One document over its truth table: the mismatches found, and how many requests were compared. */
-async function check(document: OracleDocument): Promise<{ mismatches: Mismatch[]; compared: number }> {
-  const parsed = parse(document.query);
-  const mismatches: Mismatch[] = [];
-  let compared = 0;
-  for (const variables of truthTable(document.booleans, document.variableSets)) {
-    const expected = await apartFromOutages(() => reference(parsed, variables), JSON.stringify);
-    const sent: Sent[] = [];
-    // POST, GET, POST: a repeat is where a cached or compiled path would answer. A mutation
-    // goes by POST only (GET refuses it with 405 before anything else).
-    const methods = document.query.startsWith('mutation') ? (['POST'] as const) : (['POST', 'GET'] as const);
-    for (let n = 0; n < SENDS; n += 1) sent.push(await send(methods[n % methods.length], document.query, variables));
-    const firstExtensions = JSON.stringify(JSON.parse(sent[0].body).extensions);
-    sent.forEach((answer, n) => {
-      compared += 1;
-      const { extensions } = JSON.parse(answer.body) as { extensions?: unknown };
-      // The JSON text; Apollo ends it with a newline, the gateway's own refusals do not.
-      const text = JSON.stringify({ ...expected, extensions });
-      const sameExtensions = JSON.stringify(extensions) === firstExtensions;
-      if (answer.body.replace(/\n$/, '') !== text || answer.status >= 500 || answer.status !== sent[0].status || !sameExtensions) {
-        mismatches.push({ name: document.name, query: document.query, variables, method: answer.method, send: n, expected: `${text} (the first send: ${sent[0].status})`, got: `${answer.status} ${answer.body}` });
-      }
-    });
-  }
-  return { mismatches, compared };
-}
-
-/** The documents `IN_FLIGHT` at a time, over one gateway. */
-async function checkAll(documents: OracleDocument[]) {
-  const mismatches: Mismatch[] = [];
-  let compared = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < documents.length) {
-        const result = await check(documents[next++]);
-        mismatches.push(...result.mismatches);
-        compared += result.compared;
-      }
-    }),
-  );
-  return { mismatches, compared };
-}
-
-/** Each finding the oracle was written for, by name. */
-const FINDINGS = (): OracleDocument[] => {
-  const [rex, fido] = petIds;
-  const one = (name: string, query: string, variableSets: Record<string, unknown>[] = [{}], booleans: string[] = []) => ({ name, query, variableSets, booleans });
-  return [
-    one(
-      'a fragment spread twice under @include and @skip keeps its fields whenever either spread is kept',
-      'query Pet($id: ID!, $a: Boolean!, $b: Boolean!) { pet(id: $id) { name ...Stock @include(if: $a) ...Stock @skip(if: $b) } } fragment Stock on Pet { stock: inventory { quantity } }',
-      [{ id: rex }],
-      ['a', 'b'],
-    ),
-    one('the same, the fragment its only selection', `query R1($a: Boolean!, $b: Boolean!) { pet(id: "${rex}") { ...F @include(if: $a) ...F @skip(if: $b) } } fragment F on Pet { id name }`, [{}], ['a', 'b']),
-    one(
-      'the same fragment under an included and an excluded alias',
-      `query($a: Boolean!) { kept: pet(id: "${rex}") @include(if: $a) { ...F } dropped: pet(id: "${fido}") @skip(if: $a) { ...F } } fragment F on Pet { id name }`,
-      [{}],
-      ['a'],
-    ),
-    one('an ID variable with leading zeros is parsed by the scalar', 'query R2($id: ID!) { pet(id: $id) { id name } }', [{ id: `0${rex}` }, { id: `00${rex}` }, { id: Number(rex) }]),
-    one('an ID variable with leading zeros, on category and inventoryItem', 'query($id: ID!) { category(id: $id) { id name } inventoryItem(petId: $id) { petId quantity } }', [{ id: '01' }, { id: '001' }]),
-    one('an order by a zero-led id', 'query($id: ID!) { order(id: $id) { id } }', [{ id: '01' }]),
-    one('keys in the order of the selection', `{ pet(id: "${rex}") { id status category { id } } }`),
-    one('keys in the order of the selection, fragments merged', `{ pet(id: "${rex}") { ...on Pet { status } id ... { category { name } status } name } }`),
-    one('a null for a Boolean variable with a default, used where Boolean! is needed', `query($a: Boolean = true) { pet(id: "${rex}") { id name @include(if: $a) } }`, [{ a: null }, {}, { a: false }]),
-    one('first: null', 'query($first: Int) { pets(first: $first) { totalCount } }', [{ first: null }, { first: 0 }, { first: 101 }, { first: 'x' }]),
-    one('first: null as a literal', '{ pets(first: null) { totalCount } }'),
-    one('a cursor that does not decode, only totalCount selected', 'query($after: String) { pets(after: $after) { totalCount } }', [{ after: 'not a cursor' }, { after: '' }]),
-    one('a cursor that does not decode, with nodes', 'query($after: String) { pets(after: $after) { nodes { id } } }', [{ after: 'not a cursor' }]),
-    one('an error inside a non-null field nulls its parent', `{ category(id: "1") { id pets(first: 0) { totalCount } } pet(id: "${rex}") { name } }`),
-    one('a field the caller may not read, beside ones it may', '{ apiKeys(first: 1) { totalCount } pets(first: 1) { nodes { name } } }'),
-    one('an enum as a literal and as a variable, good and bad', 'query($s: PetStatus) { a: pets(filter: { status: SOLD }) { nodes { name status } } b: pets(filter: { status: $s }) { nodes { name } } }', [{ s: 'PENDING' }, { s: 'LOST' }, { s: null }]),
-    one('an enum literal that is not one', '{ pets(filter: { status: LOST }) { totalCount } }'),
-    one('an ID literal that is not an int64', '{ pet(id: "abc") { id } }'),
-    one('bad ID variables', 'query($id: ID!) { pet(id: $id) { id } }', [{ id: 'abc' }, { id: null }, { id: -1 }, { id: 1.5 }, {}, { id: ['1'] }]),
-    one('a DateTime variable, good and bad (refused before anything is written)', 'mutation($d: DateTime) { placeOrder(input: { petId: "1", quantity: 1, shipDate: $d }) { id } }', [{ d: 'tomorrow' }, { d: 12 }]),
-    one('a DateTime literal that is not one', 'mutation { placeOrder(input: { petId: "1", quantity: 1, shipDate: "tomorrow" }) { id } }'),
-    one('nested lists', '{ categories(first: 2) { nodes { name pets(first: 3) { nodes { name inventory { quantity pet { id } } } } } } }'),
-  ];
-};
-
-/**
- * The front end's own queries (test/frontend/documents): each with its required variables, over
- * every value of its Boolean ones. Not `rateLimit`'s: its answer is the quota that each request
- * spends, so no two answers are meant to be equal.
- */
-const CORPUS = (): OracleDocument[] =>
-  corpusDocument()
-    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query')
-    .filter((operation) => !print(corpusOperation(operation.name!.value)).includes('rateLimit'))
-    .map((operation) => {
-      const name = operation.name!.value;
-      const booleans = (operation.variableDefinitions ?? [])
-        .filter((definition) => getNamedType(typeFromAST(schema, definition.type))?.name === 'Boolean')
-        .map((definition) => definition.variable.name.value);
-      return { name: `the front end's ${name}`, query: print(corpusOperation(name)), variableSets: [sampleVariables(schema, operation)], booleans };
-    });
-
-it(`answers ${GENERATED} generated documents, the front end's queries and every finding as graphql-js does, over POST and GET, every time`, async () => {
-  const operations = [...FINDINGS(), ...CORPUS(), ...generateDocuments(GENERATED, 20_240_601, petIds)];
-  const started = Date.now();
-  const { mismatches, compared } = await checkAll(operations);
-  const variableSets = operations.reduce((sum, { booleans, variableSets }) => sum + variableSets.length * 2 ** booleans.length, 0);
-  printFigure(`oracle: ${operations.length} operations (${GENERATED} generated documents in operations of 8, ${CORPUS().length} of the front end's, and ${FINDINGS().length} findings), ${variableSets} sets of variables, ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries} sends or references made again after a database timeout, ${Date.now() - started} ms`);
+it(`answers the front end's queries, every finding and ${GENERATED_OPERATIONS_IN_NPM_TEST * DOCUMENTS_PER_OPERATION} of the ${GENERATED} generated documents as graphql-js does, over POST and GET, every time`, async () => {
+  const [findings, corpus, generated] = [oracle.findings(), oracle.corpus(), oracle.generated().slice(0, GENERATED_OPERATIONS_IN_NPM_TEST)];
+  const { mismatches, compared, variableSets, outageRetries, ms } = await oracle.checkAll([...findings, ...corpus, ...generated]);
+  printFigure(`oracle: ${findings.length} findings, ${corpus.length} of the front end's operations and ${generated.length} generated ones of ${DOCUMENTS_PER_OPERATION} documents, ${variableSets} sets of variables, ${compared} answers compared, ${mismatches.length} mismatches, ${outageRetries} sends or references made again after a database timeout, ${ms} ms`);
   // The first few, whole: each names its document, variables, method and send.
   expect(mismatches.slice(0, 3)).toEqual([]);
   expect(compared).toBe(variableSets * SENDS);
@@ -248,14 +19,14 @@ it(`answers ${GENERATED} generated documents, the front end's queries and every 
 describe('a 304 against the 200 it stands for', () => {
   /** A GET: its status, ETag and body; with `tag`, sent as If-None-Match. */
   const get = async (path: string, tag?: string) => {
-    const response = await fetch(`${t.url}${path}`, { headers: { ...PREFLIGHTED, 'X-API-Key': key, ...(tag && { 'If-None-Match': tag }) } });
+    const response = await fetch(`${oracle.t.url}${path}`, { headers: { ...PREFLIGHTED, 'X-API-Key': oracle.key, ...(tag && { 'If-None-Match': tag }) } });
     return { status: response.status, etag: response.headers.get('etag'), body: await response.text() };
   };
   const graphqlGet = (query: string, variables?: Record<string, unknown>) => `/graphql?${new URLSearchParams({ query, ...(variables && { variables: JSON.stringify(variables) }) })}`;
 
   it.each([
-    ['REST', () => `/pets/${petIds[0]}`, () => `/pets/${petIds[0]}?`],
-    ['GraphQL GET', () => graphqlGet('query($id: ID!) { pet(id: $id) { id name } }', { id: petIds[0] }), () => graphqlGet('query($id: ID!) { pet(id: $id) { id name } }', { id: `0${petIds[0]}` })],
+    ['REST', () => `/pets/${oracle.petIds[0]}`, () => `/pets/${oracle.petIds[0]}?`],
+    ['GraphQL GET', () => graphqlGet('query($id: ID!) { pet(id: $id) { id name } }', { id: oracle.petIds[0] }), () => graphqlGet('query($id: ID!) { pet(id: $id) { id name } }', { id: `0${oracle.petIds[0]}` })],
   ])('%s: the 304 carries the ETag of the 200, which equal bodies share', async (_name, path, samePath) => {
     const first = await get(path());
     expect(first.status).toBe(200);
