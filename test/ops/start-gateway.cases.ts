@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { generateApiKey } from '../src/auth/key-secret';
-import { IN_MEMORY } from '../src/db/in-memory';
-import { startGateway } from '../src/gateway';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { gql } from './helpers/gql';
+import { generateApiKey } from '../../src/auth/key-secret';
+import { IN_MEMORY } from '../../src/db/in-memory';
+import { startGateway } from '../../src/gateway';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { gql } from '../helpers/gql';
 
-/** startGateway given a database; gateway.slow.test.ts has it as `npm start` runs it, opening its own. */
+/** startGateway given a database; start-gateway.slow.cases.ts has it as `npm start` runs it, opening its own. */
 const silent = pino({ level: 'silent' });
 /** The environment of `npm start` on a machine with nothing else running, on a free port. */
 const EMBEDDED = { PORT: '0', PGLITE_DATA_DIR: IN_MEMORY, LOG_LEVEL: 'silent' };

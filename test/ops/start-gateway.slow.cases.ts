@@ -2,15 +2,15 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { IN_MEMORY } from '../src/db/in-memory';
-import { startGateway } from '../src/gateway';
-import { migratedDataDir } from './helpers/database';
-import { gql } from './helpers/gql';
+import { IN_MEMORY } from '../../src/db/in-memory';
+import { startGateway } from '../../src/gateway';
+import { migratedDataDir } from '../helpers/database';
+import { gql } from '../helpers/gql';
 
 /**
  * startGateway as `npm start` runs it: each case opens an embedded database of its own with the
  * demo catalogue loaded, one twice over a restart, so they run in `npm run test:slow`;
- * gateway.test.ts has the cases given a database.
+ * start-gateway.cases.ts has the cases given a database.
  */
 const silent = pino({ level: 'silent' });
 /** The environment of `npm start` on a machine with nothing else running, on a free port. */
