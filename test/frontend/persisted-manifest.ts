@@ -32,7 +32,7 @@ export async function loadCodegen() {
 export async function generatePersistedDocuments(): Promise<GeneratedManifest> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-persisted-'));
   const schemaSource = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
-  // Loaded as ES modules, one at a time, as codegen.cases.ts explains.
+  // Loaded as ES modules, one at a time, as generated-code.ts explains.
   const codegen = await loadCodegen();
   const { addTypenameSelectionDocumentTransform, preset } = await import('@graphql-codegen/client-preset');
   const outputs = await preset.buildGeneratesSection({

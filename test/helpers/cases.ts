@@ -1,16 +1,29 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Cases that wait on processes, whole catalogues or a compiler run in `npm run test:slow`, apart from `npm test`. */
+const SLOW_CASES = '.slow.cases.ts';
+
 /**
  * Runs every `*.cases.ts` in `dir` within the calling test file, each in a `describe` named after
  * it. Jest evaluates every test file's modules afresh, the whole gateway included, at about half
  * a second a file; a surface's cases in one test file load them once. Each part still starts its
  * own app on its own database, and, loaded inside its `describe`, its hooks apply to its own tests
- * only, as they did in a file of their own.
+ * only, as they did in a file of their own. The slow cases (`*.slow.cases.ts`) are left to the
+ * surface's `<surface>.slow.test.ts` (runSlowCasesIn).
  */
 export function runCasesIn(dir: string): void {
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cases.ts')).sort()) {
-    describe(file.replace(/\.cases\.ts$/, ''), () => {
+  runEach(dir, (file) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES));
+}
+
+/** Runs every `*.slow.cases.ts` in `dir` the same way, for the surface's `<surface>.slow.test.ts`. */
+export function runSlowCasesIn(dir: string): void {
+  runEach(dir, (file) => file.endsWith(SLOW_CASES));
+}
+
+function runEach(dir: string, included: (file: string) => boolean): void {
+  for (const file of readdirSync(dir).filter(included).sort()) {
+    describe(file.replace(/(\.slow)?\.cases\.ts$/, ''), () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       require(join(dir, file));
     });

@@ -1,4 +1,4 @@
-const { readdirSync, statSync } = require('node:fs');
+const { readFileSync, readdirSync, statSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
@@ -21,8 +21,12 @@ class SurfaceSequencer extends Sequencer {
 }
 
 function withCases(testPath) {
+  // Only a surface's test file runs the cases beside it; another file there is weighed alone.
+  if (!/runCases\w*In\(/.test(readFileSync(testPath, 'utf8'))) return statSync(testPath).size;
   const dir = dirname(testPath);
-  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts'));
+  // A surface's slow test file runs its `*.slow.cases.ts`, the other its `*.cases.ts` (test/helpers/cases.ts).
+  const slow = testPath.endsWith('.slow.test.ts');
+  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts') && name.endsWith('.slow.cases.ts') === slow);
   return statSync(testPath).size + cases.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 }
 

@@ -1,0 +1,4 @@
+import { runSlowCasesIn } from '../helpers/cases';
+
+/** The graphql surface's slow cases, on a catalogue grown to 100,000 pets: see runSlowCasesIn. */
+runSlowCasesIn(__dirname);
