@@ -9,7 +9,7 @@ const UNREAD_SIZE = 100_000;
 
 /**
  * The number of pets, which prices a substring filter's scan (docs/contract.md §5). Read from the
- * counters `totalCount` reads (PetService.count: a few counter rows, whatever the size), kept
+ * counters `totalCount` reads (PetService.catalogueSize: a few counter rows, whatever the size), kept
  * CATALOGUE_SIZE_TTL_MS, then read again in the background while the last one is still used, one
  * read at a time: pricing a request never waits for the database.
  */
@@ -38,7 +38,7 @@ export class CatalogueSize {
 
   private async read(): Promise<number> {
     try {
-      this.pets = (await this.service.count({})).total;
+      this.pets = await this.service.catalogueSize();
     } catch (error) {
       // The last size stands until the next read, a TTL later: a database away is not read on every request.
       this.logger.warn({ err: error }, 'could not read the catalogue size; scans are priced at the last one');

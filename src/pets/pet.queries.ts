@@ -188,6 +188,16 @@ export function petsCount(filter: PetFilter): Statement {
   };
 }
 
+/**
+ * The catalogue's size, from the counters, for pricing scans (catalogue-size.ts): a statement of
+ * its own, read in the background, apart from any request's `totalCount`.
+ */
+export const CATALOGUE_SIZE: Statement = {
+  name: 'catalogue-size',
+  text: 'SELECT coalesce(sum(total), 0)::int AS pets FROM pet_counts',
+  values: [],
+};
+
 /** The number of pets in each of several categories, from the counters. */
 export function petsCountByCategories(categoryIds: readonly string[]): Statement {
   return {

@@ -8,6 +8,7 @@ import { ApiError, notFound } from '../errors';
 import { Pet } from './pet.entity';
 import type { NewPetInput, PetUpdateInput } from './pet.inputs';
 import {
+  CATALOGUE_SIZE,
   countOf,
   type PetFilter,
   type PetRow,
@@ -38,6 +39,12 @@ export class PetService {
   async count(filter: PetFilter): Promise<Count> {
     const [{ total }] = await this.db.rows<{ total: number }>(petsCount(filter));
     return countOf(filter, total);
+  }
+
+  /** How many pets there are, from the counters. */
+  async catalogueSize(): Promise<number> {
+    const [{ pets }] = await this.db.rows<{ pets: number }>(CATALOGUE_SIZE);
+    return pets;
   }
 
   /** One page of pets for each of several categories, in one statement. */

@@ -22,9 +22,9 @@ it('answers the size last read until it is CATALOGUE_SIZE_TTL_MS old, then reads
   let reads = 0;
   const service = new PetService(new Statements(db.dataSource));
   const counted: PetService = Object.assign(Object.create(service) as PetService, {
-    count: (filter: object) => {
+    catalogueSize: () => {
       reads += 1;
-      return service.count(filter);
+      return service.catalogueSize();
     },
   });
   const size = new CatalogueSize(counted, pino({ level: 'silent' }), clock);
@@ -49,7 +49,7 @@ it('keeps the last size when a read fails, and reads again a TTL later', async (
   let failing = false;
   const service = new PetService(new Statements(db.dataSource));
   const flaky: PetService = Object.assign(Object.create(service) as PetService, {
-    count: (filter: object) => (failing ? Promise.reject(new Error('connection refused')) : service.count(filter)),
+    catalogueSize: () => (failing ? Promise.reject(new Error('connection refused')) : service.catalogueSize()),
   });
   const size = new CatalogueSize(flaky, pino({ level: 'silent' }), clock);
   const before = await size.refresh();
