@@ -197,6 +197,21 @@ describe('the shipped nginx configuration in front of two instances', () => {
     await waitFor(async () => (await send(proxy.url, '/openapi.json', { from })).status === 200, WITHIN_MS, 'the address to be served again');
   });
 
+  it('passes each request, a POST included, to the live instance while the other refuses connections', async () => {
+    // Round robin sends one of the first two requests to the closed port; nginx must pass it on.
+    const halfDown = await startNginx([await freePort(), Number(new URL(instances[0].url).port)]);
+    try {
+      const answers: number[] = [];
+      for (let sent = 0; sent < 2; sent += 1) {
+        answers.push((await send(halfDown.url, '/graphql', { method: 'POST', headers: { 'X-API-Key': adminKey }, body: { query: '{ __typename }' } })).status);
+        answers.push((await send(halfDown.url, `/pets/${petId}`, { headers: { 'X-API-Key': adminKey } })).status);
+      }
+      expect(answers).toEqual([200, 200, 200, 200]);
+    } finally {
+      await halfDown.stop();
+    }
+  });
+
   it('answers the Error object, 503 with Retry-After, when no instance answers', async () => {
     const unreachable = await startNginx([await freePort(), await freePort()]);
     try {

@@ -4,6 +4,8 @@ import { ERROR_STATUS } from '../../src/errors';
 
 /** One response as a client saw it. */
 export interface Exchange {
+  /** When the request was sent, and when its answer was read. */
+  sentAt: number;
   at: number;
   client: string;
   status: number;
@@ -53,6 +55,7 @@ interface Answer {
 }
 
 async function send(options: LoadOptions, client: string, path: string, init: RequestInit): Promise<Answer | undefined> {
+  const sentAt = Date.now();
   try {
     const response = await fetch(`${options.url}${path}`, { ...init, signal: AbortSignal.timeout(20_000) });
     const text = await response.text();
@@ -62,7 +65,7 @@ async function send(options: LoadOptions, client: string, path: string, init: Re
     } catch {
       body = undefined;
     }
-    options.recorder.exchanges.push({ at: Date.now(), client, status: response.status, code: errorCode(body) });
+    options.recorder.exchanges.push({ sentAt, at: Date.now(), client, status: response.status, code: errorCode(body) });
     return { status: response.status, headers: response.headers, body };
   } catch {
     options.recorder.noAnswer += 1;

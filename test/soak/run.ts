@@ -1,18 +1,19 @@
 import 'reflect-metadata';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { generateApiKey } from '../../src/auth/key-secret';
+import { startNginx } from '../helpers/nginx-server';
 import { startPgBouncer } from '../helpers/pgbouncer-server';
 import { type PostgresCluster, postgresBinDir, startPostgresCluster, startStandby } from '../helpers/postgres-cluster';
 import { freePort, redisServer } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
-import { documented, Recorder, runLoad } from './clients';
+import { documented, type Exchange, Recorder, runLoad } from './clients';
 import { loadBalancer } from './load-balancer';
 import { memorySoak } from './memory';
 import { npmStartNodeFlags } from '../helpers/npm-start-flags';
@@ -37,12 +38,22 @@ import { npmStartNodeFlags } from '../helpers/npm-start-flags';
  *                         PG_BIN or the newest /usr/lib/postgresql) instead of DATABASE_URL's server,
  *                         the replica as DATABASE_READ_URLS; the faults add `replica` (stopped 10 s,
  *                         started again) and `postgres` restarts the soak's own primary
+ *   SOAK_PROXY=nginx      the shipped deploy/nginx/petstore.conf (startNginx) in front of the
+ *                         instances instead of the soak's Node load balancer, the instances run
+ *                         with TRUST_PROXY=127.0.0.1 and count clients by nginx's X-Forwarded-For;
+ *                         nginx passes a request to the next instance while one refuses connections,
+ *                         but not a POST that was in flight on the killed instance: that one's 503
+ *                         SERVICE_UNAVAILABLE is allowed (every client of the soak has a key, so none
+ *                         needs an address of its own)
+ *
+ * The summary adds latencies by kind of client and each instance's RSS every 15 s.
  *
  * --scenario memory runs the memory soak of memory.ts instead.
  */
 
 const INSTANCES = 3;
 const FREE_PER_MINUTE = 60;
+const RSS_EVERY_MS = 15_000;
 
 interface Fault {
   name: string;
@@ -55,6 +66,20 @@ interface Fault {
   graceUntil?: number;
   /** Reads by where they went, from `startedAt` to `recoveredAt` (replica only). */
   reads?: ReadsServed;
+}
+
+/** What sits in front of the instances: its address, and the requests it re-sent when it knows them. */
+interface Front {
+  name: string;
+  url: string;
+  retried?: number;
+  close(): Promise<void>;
+}
+
+/** Each instance's RSS in MB at `seconds` into the load; undefined while it is down. */
+interface RssSample {
+  seconds: number;
+  rssMb: (number | undefined)[];
 }
 
 /** petstore_db_reads_total by served_by, summed over instances. */
@@ -74,6 +99,8 @@ async function main(): Promise<void> {
   if (flag('scenario') === 'memory') process.exit((await memorySoak(flag)) ? 0 : 1);
   const duration = Number(flag('duration') ?? 300) * 1000;
   const withReplica = process.env.SOAK_REPLICA === '1';
+  const throughNginx = process.env.SOAK_PROXY === 'nginx';
+  if (process.env.SOAK_PROXY && !throughNginx) throw new Error(`SOAK_PROXY=${process.env.SOAK_PROXY}: expected nginx or nothing`);
   const faults = (flag('faults') ?? `redis,postgres,instance${withReplica ? ',replica' : ''}`).split(',');
   // SOAK_REPLICA=1: a primary and its streaming replica of the soak's own.
   let primary: PostgresCluster | undefined;
@@ -112,6 +139,8 @@ async function main(): Promise<void> {
     DATABASE_POOL_SIZE: '5',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
+    // nginx's X-Forwarded-For names the client (docs/scaling-out.md "Behind a reverse proxy").
+    ...(throughNginx && { TRUST_PROXY: '127.0.0.1' }),
     ...pooled,
     ...(replica && { DATABASE_READ_URLS: withDatabase(replica.url, database) }),
   };
@@ -128,9 +157,11 @@ async function main(): Promise<void> {
     await waitFor(async () => (await readiness(ports[i]))?.status === 200, 30_000, `instance ${i} to be ready`);
   };
 
-  const lb = await loadBalancer(() => ports);
+  const loadAtStart = loadavg();
+  const lb = await front(throughNginx, ports);
   const recorder = new Recorder();
   const injected: Fault[] = [];
+  const rss: RssSample[] = [];
   let failed = false;
   try {
     await startInstance(0); // migrates the database
@@ -141,6 +172,7 @@ async function main(): Promise<void> {
     let stopping = false;
     const readsBeforeRestart: ReadsServed = { primary: 0, replica: 0 };
     const load = runLoad({ url: lb.url, recorder, stop: () => stopping, ...fixture });
+    const sampling = sampleRss(children, started, rss, () => stopping);
 
     const allReady = (check: (body: Record<string, unknown>) => boolean) =>
       waitFor(async () => (await Promise.all(ports.map(readiness))).every((r) => r?.status === 200 && check(r.body)), 60_000, 'every instance ready');
@@ -212,10 +244,10 @@ async function main(): Promise<void> {
 
     await at(1);
     stopping = true;
-    await load;
+    await Promise.all([load, sampling]);
     const finalReady = await Promise.all(ports.map(readiness));
     const reads = withReplica ? addReads(readsBeforeRestart, await readsServed(ports)) : undefined;
-    failed = !(await report(databaseUrl, recorder, injected, finalReady, lb.retried, Date.now() - started, reads));
+    failed = !(await report({ databaseUrl, recorder, faults: injected, finalReady, front: lb, throughNginx, elapsed: Date.now() - started, reads, rss, loadAtStart }));
   } finally {
     await lb.close();
     for (const child of children) child?.kill('SIGTERM');
@@ -228,6 +260,46 @@ async function main(): Promise<void> {
     console.log(`instance logs: ${logDir}`);
   }
   process.exit(failed ? 1 : 0);
+}
+
+/** nginx with the shipped configuration, or the soak's own load balancer, in front of `ports`. */
+async function front(throughNginx: boolean, ports: number[]): Promise<Front> {
+  if (throughNginx) {
+    const nginx = await startNginx(ports);
+    return { name: 'nginx (deploy/nginx/petstore.conf)', url: nginx.url, close: () => nginx.stop() };
+  }
+  const balancer = await loadBalancer(() => ports);
+  return {
+    name: 'the Node load balancer',
+    url: balancer.url,
+    get retried() {
+      return balancer.retried;
+    },
+    close: () => balancer.close(),
+  };
+}
+
+/** Each running instance's RSS (VmRSS of /proc), every RSS_EVERY_MS until `stop`, and once at the end. */
+async function sampleRss(children: (ChildProcess | undefined)[], started: number, into: RssSample[], stop: () => boolean): Promise<void> {
+  const take = () =>
+    into.push({
+      seconds: Math.round((Date.now() - started) / 1000),
+      rssMb: children.map((child) => {
+        if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return undefined;
+        try {
+          const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+          return kb ? Math.round(Number(kb[1]) / 1024) : undefined;
+        } catch {
+          return undefined;
+        }
+      }),
+    });
+  take();
+  while (!stop()) {
+    const next = started + into.length * RSS_EVERY_MS;
+    while (!stop() && Date.now() < next) await sleep(Math.min(1_000, next - Date.now()));
+    take();
+  }
 }
 
 /** Keys, a category and eight stocked pets, created through the API as an operator would. */
@@ -259,16 +331,21 @@ async function seed(url: string, adminKey: string) {
   };
 }
 
+interface Outcome {
+  databaseUrl: string;
+  recorder: Recorder;
+  faults: Fault[];
+  finalReady: ({ status: number } | undefined)[];
+  front: Front;
+  throughNginx: boolean;
+  elapsed: number;
+  reads: ReadsServed | undefined;
+  rss: RssSample[];
+  loadAtStart: number[];
+}
+
 /** Checks the invariants, prints the summary; true when all hold. */
-async function report(
-  databaseUrl: string,
-  recorder: Recorder,
-  faults: Fault[],
-  finalReady: ({ status: number } | undefined)[],
-  retried: number,
-  elapsed: number,
-  reads: ReadsServed | undefined,
-): Promise<boolean> {
+async function report({ databaseUrl, recorder, faults, finalReady, front, throughNginx, elapsed, reads, rss, loadAtStart }: Outcome): Promise<boolean> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const stock = await db.query<{ pet_id: string; quantity: number; taken: string }>(
@@ -304,8 +381,14 @@ async function report(
   });
   const busiest = Math.max(0, ...[...windows].filter(([id]) => !duringRedisOutage(Number(id.split('@')[1]))).map(([, n]) => n));
 
+  const instanceFault = faults.find((fault) => fault.name.startsWith('instance'));
   const inPgOutage = (at: number) => !!pgFault && at >= pgFault.startedAt && at <= (pgFault.graceUntil ?? Infinity);
-  const undocumented = recorder.exchanges.filter((exchange) => !documented(exchange) || (exchange.status === 503 && !inPgOutage(exchange.at)));
+  // nginx re-sends no POST that reached the killed instance (it may have been served): its 503 is the answer.
+  const inFlightOnKilled = (exchange: Exchange) =>
+    throughNginx && !!instanceFault && exchange.code === 'SERVICE_UNAVAILABLE' && exchange.sentAt <= instanceFault.startedAt && exchange.at >= instanceFault.startedAt;
+  const allowed503 = (exchange: Exchange) => inPgOutage(exchange.at) || inFlightOnKilled(exchange);
+  const undocumented = recorder.exchanges.filter((exchange) => !documented(exchange) || (exchange.status === 503 && !allowed503(exchange)));
+  const killed503 = recorder.exchanges.filter(inFlightOnKilled).length;
 
   const statuses = new Map<number, number>();
   for (const exchange of recorder.exchanges) statuses.set(exchange.status, (statuses.get(exchange.status) ?? 0) + 1);
@@ -329,9 +412,11 @@ async function report(
       `${windows.size} windows, busiest outside outages ${busiest}/${FREE_PER_MINUTE}`,
     ],
     [
-      'every response 2xx, a §6 4xx, or 503 during the PostgreSQL outage',
+      `every response 2xx, a §6 4xx, or 503 during the PostgreSQL outage${throughNginx ? ' or in flight on the killed instance' : ''}`,
       undocumented.length === 0 && recorder.noAnswer === 0,
-      `${undocumented.length} others, ${recorder.noAnswer} unanswered${undocumented.length ? `: ${JSON.stringify(undocumented.slice(0, 3))}` : ''}`,
+      `${undocumented.length} others, ${recorder.noAnswer} unanswered${throughNginx ? `, ${killed503} 503 in flight on the killed instance` : ''}${
+        undocumented.length ? `: ${JSON.stringify(undocumented.slice(0, 3))}` : ''
+      }`,
     ],
     ...(replicaFault
       ? [
@@ -347,23 +432,54 @@ async function report(
   ];
 
   const through = `${process.env.SOAK_PGBOUNCER === '1' ? ' behind PgBouncer (transaction mode)' : ''}${reads ? ', a primary and a streaming replica' : ''}`;
-  console.log(`\nSoak: ${INSTANCES} instances${through}, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${retried} re-sent by the load balancer after an instance failed)\n`);
+  const resent = front.retried === undefined ? "nginx's passes to the next instance not counted" : `${front.retried} re-sent by the load balancer after an instance failed`;
+  console.log(`\nSoak: ${INSTANCES} instances${through} behind ${front.name}, ${(elapsed / 1000).toFixed(0)} s, ${recorder.exchanges.length} requests (${resent})`);
+  const load = (figures: number[]) => figures.map((n) => n.toFixed(2)).join(', ');
+  console.log(`load average (1, 5, 15 min): ${load(loadAtStart)} at the start, ${load(loadavg())} at the end\n`);
   console.log('| status | requests |\n|---|---|');
   for (const [status, count] of [...statuses].sort(([a], [b]) => a - b)) console.log(`| ${status} | ${count} |`);
   console.log(`\norders placed: ${stored.rowCount} (told to clients: ${recorder.orders.size})\n`);
   if (reads) console.log(`reads served by the replica: ${reads.replica}, by the primary: ${reads.primary} (petstore_db_reads_total)\n`);
+  console.log(latencyTable(recorder.exchanges));
   // Recovery: from the end of the fault until every instance's /readyz was as before it.
-  console.log('| fault | at | lasted | recovered after |\n|---|---|---|---|');
+  console.log('| fault | at | lasted | recovered after | answers from its start to recovery |\n|---|---|---|---|---|');
   const t0 = recorder.exchanges[0]?.at ?? 0;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   for (const fault of faults) {
     const ended = fault.endedAt ?? fault.startedAt;
     const recovery = fault.recoveredAt ? seconds(fault.recoveredAt - ended) : 'never';
-    console.log(`| ${fault.name} | ${seconds(fault.startedAt - t0)} | ${seconds(ended - fault.startedAt)} | ${recovery} |`);
+    const during = recorder.exchanges.filter((exchange) => exchange.at >= fault.startedAt && exchange.at <= (fault.recoveredAt ?? Infinity));
+    console.log(`| ${fault.name} | ${seconds(fault.startedAt - t0)} | ${seconds(ended - fault.startedAt)} | ${recovery} | ${statusList(during)} |`);
   }
+  console.log(`\n| s | ${rss[0]?.rssMb.map((_, i) => `instance ${i + 1} RSS MB`).join(' | ')} |\n|${'---|'.repeat(INSTANCES + 1)}`);
+  for (const sample of rss) console.log(`| ${sample.seconds} | ${sample.rssMb.map((mb) => mb ?? 'down').join(' | ')} |`);
   console.log('\n| invariant | holds | detail |\n|---|---|---|');
   for (const [name, holds, detail] of checks) console.log(`| ${name} | ${holds ? 'yes' : 'NO'} | ${detail} |`);
   return checks.every(([, holds]) => holds);
+}
+
+/** `200 × 1234, 503 × 2`: the answers' statuses, by count. */
+function statusList(exchanges: Exchange[]): string {
+  const counts = new Map<number, number>();
+  for (const exchange of exchanges) counts.set(exchange.status, (counts.get(exchange.status) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => a - b).map(([status, count]) => `${status} × ${count}`).join(', ') || 'none';
+}
+
+/** Latency percentiles, from sending a request to reading its whole answer, by kind of client. */
+function latencyTable(exchanges: Exchange[]): string {
+  const kinds = new Map<string, number[]>();
+  for (const exchange of exchanges) {
+    const kind = exchange.client.startsWith('limited') ? 'FREE key past its quota' : exchange.client;
+    const times = kinds.get(kind) ?? [];
+    times.push(exchange.at - exchange.sentAt);
+    kinds.set(kind, times);
+  }
+  const at = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  const lines = [...kinds].map(([kind, times]) => {
+    const sorted = times.sort((a, b) => a - b);
+    return `| ${kind} | ${sorted.length} | ${at(sorted, 50)} | ${at(sorted, 90)} | ${at(sorted, 99)} | ${sorted[sorted.length - 1]} |`;
+  });
+  return ['| client | requests | p50 ms | p90 ms | p99 ms | max ms |', '|---|---|---|---|---|---|', ...lines, ''].join('\n');
 }
 
 async function readiness(port: number): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
