@@ -2,15 +2,12 @@ import {
   type DocumentNode,
   execute,
   type ExecutionResult,
-  getNamedType,
   GraphQLError,
   type GraphQLSchema,
   Kind,
   type OperationDefinitionNode,
   parse,
-  print,
   specifiedRules,
-  typeFromAST,
   validate,
   visit,
 } from 'graphql';
@@ -20,16 +17,14 @@ import { createContext } from '../../src/context';
 import { ApiError } from '../../src/errors';
 import { formatGraphQLError } from '../../src/format-error';
 import { buildGatewaySchema } from '../../src/graphql/schema';
-import { sampleVariables } from '../../src/graphql/sample-variables';
 import { checkOperationLimits } from '../../src/graphql/query-limits.plugin';
 import { extraValidationRules } from '../../src/graphql/server';
 import { isStorableText } from '../../src/graphql/text-input.plugin';
-import { corpusDocument, corpusOperation } from '../frontend/corpus';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet, setStock } from '../helpers/builders';
 import { generateDocuments, type OracleDocument } from './oracle-documents';
-import { variableValues } from './oracle-variables';
-import { type Collected, collectSentDocuments } from './sent-documents';
+import { frontEndQueries, sentQueries, truthTable } from './oracle-corpus';
+import type { Collected } from './sent-documents';
 
 /**
  * The oracle: every answer the gateway sends over HTTP (POST and GET, each document and set of
@@ -78,13 +73,6 @@ interface Mismatch {
   send: number;
   expected: string;
   got: string;
-}
-
-/** Every assignment of `names` to true and false, over each of `sets`. */
-function truthTable(names: string[], sets: Record<string, unknown>[]): Record<string, unknown>[] {
-  let rows = sets;
-  for (const name of names) rows = rows.flatMap((row) => [{ ...row, [name]: false }, { ...row, [name]: true }]);
-  return rows;
 }
 
 /** What a run of the oracle over some operations found. */
@@ -269,22 +257,7 @@ export function useOracle(): Oracle {
     ];
   };
 
-  /**
-   * The front end's own queries (test/frontend/documents): each with its required variables, over
-   * every value of its Boolean ones. Not `rateLimit`'s: its answer is the quota that each request
-   * spends, so no two answers are meant to be equal.
-   */
-  const corpus = (): OracleDocument[] =>
-    corpusDocument()
-      .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'query')
-      .filter((operation) => !print(corpusOperation(operation.name!.value)).includes('rateLimit'))
-      .map((operation) => {
-        const name = operation.name!.value;
-        const booleans = (operation.variableDefinitions ?? [])
-          .filter((definition) => getNamedType(typeFromAST(schema, definition.type))?.name === 'Boolean')
-          .map((definition) => definition.variable.name.value);
-        return { name: `the front end's ${name}`, query: print(corpusOperation(name)), variableSets: [sampleVariables(schema, operation)], booleans };
-      });
+  const corpus = (): OracleDocument[] => frontEndQueries(schema);
 
   /**
    * Every other query document the suite sends (its test sources' literals and the guides'
@@ -295,19 +268,14 @@ export function useOracle(): Oracle {
    * and left out: graphql-js alone has no such limits to answer with.
    */
   const replayed = (): Replayed => {
-    const collected = collectSentDocuments(schema, petIds[0]);
+    const { collected, queries } = sentQueries(schema, petIds[0]);
     const overLimits = { sets: 0, documents: 0 };
     const documents: OracleDocument[] = [];
-    for (const { source, where, query, valid } of collected.documents) {
-      const document = parse(query);
-      const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
-      const { variableSets, booleans } = variableValues(schema, operation, petIds[0]);
-      // A document that fails validation is refused before its variables are read, the same for
-      // every set: one is sent. The limits are checked on one that passed, as the gateway does.
-      const rows = valid ? truthTable(booleans, variableSets) : truthTable(booleans, variableSets).slice(0, 1);
-      const admitted = valid ? rows.filter((variables) => !refusedByLimits(document, operation, variables)) : rows;
+    for (const { sent, document, operation, rows } of queries) {
+      // The limits are checked on a document that passed validation, as the gateway does.
+      const admitted = sent.valid ? rows.filter((variables) => !refusedByLimits(document, operation, variables)) : rows;
       overLimits.sets += rows.length - admitted.length;
-      if (admitted.length) documents.push({ name: `${source}: ${where}`, query, variableSets: admitted, booleans: [] });
+      if (admitted.length) documents.push({ name: `${sent.source}: ${sent.where}`, query: sent.query, variableSets: admitted, booleans: [] });
       else overLimits.documents += 1;
     }
     return { collected, documents, overLimits };
