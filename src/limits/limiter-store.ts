@@ -26,7 +26,7 @@ export type StoreStatus = 'ok' | 'degraded';
  *   threshold starts a ban instead and clears the count, so each ban is earned afresh;
  * - a refusal counts toward a ban only when it is the first of its run, or its request was sent
  *   (`sentAt`) at or after that first refusal was decided: a request sent before its client could
- *   have been told kept sending nothing (a burst's own refusals are answered 429, not a ban);
+ *   have been told did not keep sending while limited;
  * - during a ban nothing is counted, refused or lengthened.
  *
  * `now` always comes from the caller, so that every instance and every test agrees on the clock.

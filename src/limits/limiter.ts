@@ -22,9 +22,9 @@
  *   `limited`, otherwise the one that will run out first (fewest left, then earliest reset).
  * - A refusal names the full window that frees last. Refusals 1..threshold are `limited`; the
  *   next starts a ban of `durationMs` and is `banned`, as is every request during the ban, which
- *   nothing lengthens. Only refusals of requests sent once the client could have been told count
- *   (limiter-store.ts): a burst sent at once is answered, not banned. The refusal count restarts when the refusing window frees, and when a
- *   ban starts (each ban is earned afresh). limiter-store.ts has the state machine.
+ *   nothing lengthens. Only refusals of requests sent once the client could have been told
+ *   count. The refusal count restarts when the refusing window frees, and when a ban starts
+ *   (each ban is earned afresh). limiter-store.ts has the state machine.
  * - `reported` on a ban is the window that runs out first, as for an accepted request.
  * - `retryAfterSeconds` is whole seconds, rounded up and at least 1: until the refusing window
  *   frees on `limited`, until the ban ends on `banned`.
