@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Scope } from '../common/scope';
+import { boundedCache } from '../common/bounded-cache';
 import { inTrace, type Trace } from '../common/trace';
 import type { ApiError } from '../errors';
 import type { Logger } from '../logger';
@@ -39,6 +40,11 @@ const UNLIMITED: Admitted = Object.freeze({});
  */
 export const CROWDING_REQUESTS = 4;
 
+/** A shed request's Retry-After, in ms: a request of the same identity shed again within it is answered when it ends. */
+const SHED_RETRY_AFTER_MS = 1_000;
+/** Identities whose last shed answer is remembered (an LRU): a crowd's members, not every client seen. */
+const SHED_IDENTITIES = 10_000;
+
 export interface AdmitterOptions<C extends QuotedCaller> {
   limiter: RateLimiter;
   metrics: AdmissionObserver;
@@ -75,6 +81,8 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
+  /** When each identity was last told it was shed (answered at once), by the limiter's clock. */
+  private readonly lastShed = boundedCache<string, number>(SHED_IDENTITIES);
 
   constructor(private readonly options: AdmitterOptions<C>) {
     this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
@@ -134,6 +142,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     const shed = this.shed(caller, identity);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
+      if (request) await this.untilRetryAfter(identity, sentAt, request);
       return { refusal: shed };
     }
     const quota = this.options.quotaOf(caller);
@@ -169,6 +178,21 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if (shedAtDelay == null) return undefined;
     const lateMs = loopDelay!.ms();
     return lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS ? instanceLagging(lateMs) : undefined;
+  }
+
+  /**
+   * A request shed again after its identity was told to retry in a second, sent before that
+   * second ended, is answered when it ends (at most SHED_RETRY_AFTER_MS, sooner if its client
+   * goes): a crowd that resends at once costs the instance one answer per second and connection,
+   * not one per turn of its loop. The first shed of each second is answered at once.
+   */
+  private async untilRetryAfter(identity: string, sentAt: number, request: Scope): Promise<void> {
+    const told = this.lastShed.get(identity);
+    if (told === undefined || sentAt < told || sentAt >= told + SHED_RETRY_AFTER_MS) {
+      this.lastShed.set(identity, this.now());
+      return;
+    }
+    await delay(told + SHED_RETRY_AFTER_MS - this.now(), undefined, { signal: request.signal }).catch(() => undefined);
   }
 
   /** The identity's other requests on this instance: running, or queued for a slot. */

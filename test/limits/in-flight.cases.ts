@@ -165,6 +165,37 @@ describe('InFlight', () => {
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
+  it('answers a shed client that sends again within its Retry-After second when that second ends, the first shed of each second at once', async () => {
+    let now = 1_000;
+    const admitter = testAdmitter({
+      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now),
+      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
+      shedAtOf: () => 0, // every anonymous request is shed
+    });
+    const caller = anonymous('10.0.0.9');
+    const shed = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+    const answered = (scope: Scope, sentAt: number) => admitter.admit(caller, 'ip:10.0.0.9', scope, sentAt);
+
+    // Told at 1,000: answered at once.
+    expect((await answered(new Scope(), now)).refusal).toMatchObject(shed);
+    // Sent again at 1,400, having been told: held; its client going ends the wait at once.
+    const going = new Scope();
+    let settled = false;
+    const held = answered(going, 1_400).then((admitted) => ((settled = true), admitted));
+    await new Promise(setImmediate);
+    expect(settled).toBe(false);
+    going.abort();
+    expect((await held).refusal).toMatchObject(shed);
+    // Sent before it was told (a burst already on its way): answered at once.
+    expect((await answered(new Scope(), 900)).refusal).toMatchObject(shed);
+    // Sent at 1,999: answered when the second ends, a millisecond later.
+    now = 1_999;
+    expect((await answered(new Scope(), 1_999)).refusal).toMatchObject(shed);
+    // The next second's first shed: told again, at once.
+    now = 2_000;
+    expect((await answered(new Scope(), 2_000)).refusal).toMatchObject(shed);
+  });
+
   it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue that holds the rest of a minute’s quota', () => {
     expect(admissionOfCaller({ kind: 'anonymous', address: '203.0.113.7' })).toEqual({ max: 16, queue: 60 - 16, waitMs: ADMISSION_WAIT_MS });
     const keyOn = (plan: Plan, perMinute: number) => ({ kind: 'key' as const, key: { id: plan, plan, quota: { perMinute, perDay: 100 * perMinute } } });
