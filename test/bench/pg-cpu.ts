@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
+import { processCpu } from './machine-cpu';
 
 /** CPU microseconds of each backend process serving a database, by pid. */
 export type BackendCpu = Map<number, number>;
-
-/** /proc/<pid>/stat counts CPU in clock ticks: 100 a second on Linux. */
-const MICROS_PER_TICK = 10_000;
 
 /**
  * The PostgreSQL side of a request's cost: the CPU time (utime + stime, /proc/<pid>/stat) of the
@@ -21,23 +18,12 @@ export async function backendCpu(databaseUrl: string): Promise<BackendCpu> {
     );
     const cpu: BackendCpu = new Map();
     for (const { pid } of rows) {
-      const micros = cpuOfProcess(pid);
+      const micros = processCpu(pid)?.micros;
       if (micros !== undefined) cpu.set(pid, micros);
     }
     return cpu;
   } finally {
     await client.end();
-  }
-}
-
-function cpuOfProcess(pid: number): number | undefined {
-  try {
-    // The command name, in parentheses, may hold spaces: the fields are counted after it.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * MICROS_PER_TICK;
-  } catch {
-    return undefined;
   }
 }
 
