@@ -40,8 +40,6 @@ const UNLIMITED: Admitted = Object.freeze({});
  */
 export const CROWDING_REQUESTS = 4;
 
-/** A shed request's Retry-After, in ms: a request of the same identity shed again within it is answered when it ends. */
-const SHED_RETRY_AFTER_MS = 1_000;
 /** Identities whose last shed answer is remembered (an LRU): a crowd's members, not every client seen. */
 const SHED_IDENTITIES = 10_000;
 
@@ -142,7 +140,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     const shed = this.shed(caller, identity);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
-      if (request) await this.untilRetryAfter(identity, sentAt, request);
+      if (request) await this.untilRetryAfter(identity, sentAt, (shed.retryAfterSeconds ?? 1) * 1000, request);
       return { refusal: shed };
     }
     const quota = this.options.quotaOf(caller);
@@ -181,18 +179,18 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
-   * A request shed again after its identity was told to retry in a second, sent before that
-   * second ended, is answered when it ends (at most SHED_RETRY_AFTER_MS, sooner if its client
-   * goes): a crowd that resends at once costs the instance one answer per second and connection,
-   * not one per turn of its loop. The first shed of each second is answered at once.
+   * A request shed again after its identity was told to retry in `retryAfterMs` (a second), sent
+   * before that time ended, is answered when it ends (sooner if its client goes): a crowd that
+   * resends at once costs the instance one answer per second and connection, not one per turn of
+   * its loop. The first shed of each such time is answered at once.
    */
-  private async untilRetryAfter(identity: string, sentAt: number, request: Scope): Promise<void> {
+  private async untilRetryAfter(identity: string, sentAt: number, retryAfterMs: number, request: Scope): Promise<void> {
     const told = this.lastShed.get(identity);
-    if (told === undefined || sentAt < told || sentAt >= told + SHED_RETRY_AFTER_MS) {
+    if (told === undefined || sentAt < told || sentAt >= told + retryAfterMs) {
       this.lastShed.set(identity, this.now());
       return;
     }
-    await delay(told + SHED_RETRY_AFTER_MS - this.now(), undefined, { signal: request.signal }).catch(() => undefined);
+    await delay(told + retryAfterMs - this.now(), undefined, { signal: request.signal }).catch(() => undefined);
   }
 
   /** The identity's other requests on this instance: running, or queued for a slot. */
