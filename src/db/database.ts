@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import { guardCheckouts, poolOf } from '../sql/pool';
@@ -21,6 +22,9 @@ export interface Database {
  */
 const EMBEDDED_CONNECT_PATIENCE_MS = 60_000;
 
+/** Between two tries: a failure that comes at once (a refused connection) is not tried again in a busy loop. */
+const RETRY_PAUSE_MS = 250;
+
 /** `connect`'s data source, tried again while the database cannot be reached, until `patienceMs` has passed. */
 async function connectedWithin(patienceMs: number, connect: () => Promise<DataSource>): Promise<DataSource> {
   const giveUpAt = Date.now() + patienceMs;
@@ -30,6 +34,7 @@ async function connectedWithin(patienceMs: number, connect: () => Promise<DataSo
     } catch (error) {
       if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
     }
+    await delay(RETRY_PAUSE_MS);
   }
 }
 
