@@ -39,7 +39,8 @@ function sampleOf(type: GraphQLInputType): unknown {
   return null;
 }
 
-function accepts(parse: () => unknown): boolean {
+/** Whether `parse` returns rather than throws: a scalar's parser taking a candidate value. */
+export function accepts(parse: () => unknown): boolean {
   try {
     parse();
     return true;

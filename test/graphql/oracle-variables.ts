@@ -11,6 +11,7 @@ import {
   type OperationDefinitionNode,
   typeFromAST,
 } from 'graphql';
+import { accepts } from '../../src/graphql/sample-variables';
 
 /**
  * Values for an operation's variables, from their definitions alone, for the oracle to replay a
@@ -76,13 +77,4 @@ function valuesOf(type: GraphQLInputType, existingId: string): unknown[] {
     }
   }
   return [null];
-}
-
-function accepts(parse: () => unknown): boolean {
-  try {
-    parse();
-    return true;
-  } catch {
-    return false;
-  }
 }

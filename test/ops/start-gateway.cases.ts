@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import pino from 'pino';
 import { generateApiKey } from '../../src/auth/key-secret';
 import { IN_MEMORY } from '../../src/db/in-memory';
