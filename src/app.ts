@@ -160,17 +160,6 @@ export async function createApp(
     : await listenForChanges(config.databaseDirectUrl ?? (dataSource.options as { url: string }).url, onChange, logger, { positions: replicas !== undefined, watcher });
   const allowedOrigins = [STUDIO_ORIGIN, ...config.corsOrigins];
   const loopDelay = new LoopDelay().start();
-  const admitter = new Admitter<Caller>({
-    limiter,
-    metrics,
-    logger,
-    quotaOf: quotaOfCaller,
-    admissionOf: limitInFlight ? admissionOfCaller : undefined,
-    shedAtOf: limitInFlight ? shedAtOf : undefined,
-    loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
-    banPauseMs: config.banPauseMs,
-    limiting,
-  });
   const readYourWrites = replicas && {
     replicas,
     positions: new WritePositions(writePositionTtlMs(config.databaseReadMaxLagMs), limits.redis),
@@ -180,7 +169,19 @@ export async function createApp(
   if (replicas) metrics.watchReplicas(() => replicas.status());
   // Every pool's connections are turns: a read on a replica holds one of its connections, not the primary's.
   const connections = (poolOf(dataSource).options.max ?? 1) + (replicas?.connections() ?? 0);
-  const { requestServices, databaseTime, poolTurns } = requestServicesOver(services, config, logger, connections, readYourWrites);
+  const { requestServices, databaseTime, poolTurns, unpaidRefusalOf } = requestServicesOver(services, config, logger, connections, readYourWrites);
+  const admitter = new Admitter<Caller>({
+    limiter,
+    metrics,
+    logger,
+    quotaOf: quotaOfCaller,
+    admissionOf: limitInFlight ? admissionOfCaller : undefined,
+    shedAtOf: limitInFlight ? shedAtOf : undefined,
+    loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
+    unpaidRefusalOf: limitInFlight ? unpaidRefusalOf : undefined,
+    banPauseMs: config.banPauseMs,
+    limiting,
+  });
   metrics.watchInFlight(() => admitter.inFlightTotals());
   metrics.watchStatementSlots(() => poolTurns.held);
   // One identification for every transport; open connections' keys are checked again by the other.

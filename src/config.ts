@@ -41,7 +41,7 @@ export interface Config {
   banPauseMs: number;
   /** The event-loop delay at which anonymous requests are shed, FREE keys' at twice it; 0: never (SHED_LOOP_DELAY_MS; embedded, 0 by default). */
   shedLoopDelayMs: number;
-  /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0 (the default): unbounded (UNPAID_DATABASE_MS_PER_SECOND). */
+  /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0: unbounded (UNPAID_DATABASE_MS_PER_SECOND; 500 with a PostgreSQL server, embedded 0). */
   unpaidDatabaseMsPerSecond: number;
   petsSunset: Date;
   /** The response cache (RESPONSE_CACHE): on unless turned off. */
@@ -488,9 +488,10 @@ export function loadConfig(env: Env = process.env): Config {
     banPauseMs: integer(env, 'BAN_PAUSE_MS', 1000, 0, 60_000),
     // Embedded, the database's own work runs on the event loop: its delay says nothing of a crowd.
     shedLoopDelayMs: integer(env, 'SHED_LOOP_DELAY_MS', databaseUrl === undefined ? 0 : 50, 0, 60_000),
-    // Off unless asked: a statement's time on its connection grows with everyone's load, so on a
-    // database that paying clients saturate, a lone visitor's few statements can spend it.
-    unpaidDatabaseMsPerSecond: integer(env, 'UNPAID_DATABASE_MS_PER_SECOND', 0, 0, 1_000_000),
+    // Half a core of a PostgreSQL server's: a crowd of unpaid identities, each within its own
+    // limits, cannot keep the cores busy that paying clients' statements need. Embedded, the
+    // database shares the gateway's one process, whose loop the shedding above does not watch.
+    unpaidDatabaseMsPerSecond: integer(env, 'UNPAID_DATABASE_MS_PER_SECOND', databaseUrl === undefined ? 0 : 500, 0, 1_000_000),
     petsSunset: date(env, 'PETS_SUNSET', '2027-06-30T00:00:00Z'),
     responseCache: boolean(env, 'RESPONSE_CACHE', true),
     responseCacheMaxAgeSeconds: integer(env, 'RESPONSE_CACHE_MAX_AGE_SECONDS', 60, 1, 86_400),

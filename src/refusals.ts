@@ -117,7 +117,12 @@ export interface PoolOutlook {
 /** Who a class bound holds, and how many connections it leaves them, for a refusal's message. */
 function classLimit(bound: ClassBound, capacity: number): string {
   if (bound.tier === 'anonymous') return `Anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections while keyed clients wait`;
-  const when = bound.because === 'paying waits' ? 'while a paying client waits' : 'at any time, the rest being kept for paying plans';
+  const when =
+    bound.because === 'paying waits'
+      ? 'while a paying client waits'
+      : bound.because === 'unpaid max'
+        ? 'at any time, as many as their database time a second keeps busy'
+        : 'at any time, the rest being kept for paying plans';
   return `FREE keys and anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections ${when}`;
 }
 

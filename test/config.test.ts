@@ -31,6 +31,12 @@ describe('loadConfig', () => {
     expect(config.petsSunset.toISOString()).toBe('2027-06-30T00:00:00.000Z');
   });
 
+  it('guards a PostgreSQL server by default (loop-delay shedding, the unpaid classes’ database time), not the embedded database', () => {
+    const server = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore' });
+    expect([server.shedLoopDelayMs, server.unpaidDatabaseMsPerSecond]).toEqual([50, 500]);
+    expect([loadConfig({}).shedLoopDelayMs, loadConfig({}).unpaidDatabaseMsPerSecond]).toEqual([0, 0]);
+  });
+
   it('turns introspection off in production unless asked for', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).introspection).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(true);

@@ -29,6 +29,8 @@ export interface FairTurnsOptions {
   unpaidShare?: number;
   /** The anonymous class's share of `capacity` while a claimant of another class waits (at least one turn). */
   anonymousShare: number;
+  /** The most turns the unpaid class holds at once, whatever else is free (at least one); absent, no such bound. */
+  unpaidMax?: number;
   /** Milliseconds on a monotonic clock. */
   now?: () => number;
 }
@@ -39,8 +41,8 @@ export interface ClassBound {
   tier: 'unpaid' | 'anonymous';
   /** Turns the class may hold now. */
   limit: number;
-  /** Why it holds no more: the reserve, a paying claimant waiting, or any other claimant waiting. */
-  because: 'reserve' | 'paying waits' | 'others wait';
+  /** Why it holds no more: the reserve, a paying claimant waiting, any other claimant waiting, or the unpaid class's `unpaidMax`. */
+  because: 'reserve' | 'paying waits' | 'others wait' | 'unpaid max';
 }
 
 /**
@@ -146,18 +148,20 @@ export class FairTurns {
   /** The hold times of keys holding nothing now, for when they come back. */
   private readonly recentHolds = boundedCache<string, number>(REMEMBERED_KEYS);
 
-  /** The unpaid class's bound at all times (capacity − reserve), and while a paying claimant waits. */
+  /** The unpaid class's bound at all times (capacity − reserve, or its `unpaidMax` if less), and while a paying claimant waits. */
   readonly unpaidLimit: number;
+  private readonly unpaidLimitBecause: 'reserve' | 'unpaid max';
   readonly unpaidLimitWhilePayingWaits: number;
   /** The anonymous class's bound while a claimant of another class waits. */
   readonly anonymousLimit: number;
 
   constructor(
     readonly capacity: number,
-    { reserve = 0, unpaidShare = 1, anonymousShare, now }: FairTurnsOptions,
+    { reserve = 0, unpaidShare = 1, anonymousShare, unpaidMax = Infinity, now }: FairTurnsOptions,
   ) {
     this.now = now ?? (() => performance.now());
-    this.unpaidLimit = Math.max(1, capacity - reserve);
+    this.unpaidLimit = Math.max(1, Math.min(capacity - reserve, unpaidMax));
+    this.unpaidLimitBecause = unpaidMax < capacity - reserve ? 'unpaid max' : 'reserve';
     this.unpaidLimitWhilePayingWaits = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * unpaidShare)));
     this.anonymousLimit = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * anonymousShare)));
   }
@@ -308,10 +312,14 @@ export class FairTurns {
     const bounds: ClassBound[] = [
       waiters().paying
         ? { tier: 'unpaid', limit: this.unpaidLimitWhilePayingWaits, because: 'paying waits' }
-        : { tier: 'unpaid', limit: this.unpaidLimit, because: 'reserve' },
+        : this.unpaidBound(),
     ];
     if (tier === 'anonymous' && waiters().notAnonymous) bounds.push({ tier: 'anonymous', limit: this.anonymousLimit, because: 'others wait' });
     return bounds;
+  }
+
+  private unpaidBound(): ClassBound {
+    return { tier: 'unpaid', limit: this.unpaidLimit, because: this.unpaidLimitBecause };
   }
 
   /** waitersNow, looked up at most once, and only if a class bound asks. */

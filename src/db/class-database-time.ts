@@ -1,4 +1,6 @@
 import type { Tier } from '../common/fair-turns';
+import type { RequestRefusal } from '../errors';
+import { unpaidDatabaseTimeSpent } from '../refusals';
 
 /**
  * The database time a class of callers may use together on an instance (docs/contract.md §5,
@@ -59,9 +61,37 @@ export class UnpaidDatabaseTime {
     this.anonymous = new ClassDatabaseTime(Math.max(1, msPerSecond * anonymousShare), now);
   }
 
+  /** Statements the unpaid classes run at once: the cores their time a second keeps busy, at least one. */
+  get statementsAtOnce(): number {
+    return Math.max(1, Math.ceil(this.unpaid.msPerSecond / 1000));
+  }
+
   /** The buckets a claimant of `tier` draws on; none for the paying class. */
   bucketsOf(tier: Tier): ClassDatabaseTime[] {
     if (tier === 'paying') return [];
     return tier === 'free' ? [this.unpaid] : [this.unpaid, this.anonymous];
   }
+
+  /** The refusal of a request of `tier` while its classes' time is spent; undefined while it holds time. */
+  refusalWhileSpent(tier: Tier): RequestRefusal | undefined {
+    const buckets = this.bucketsOf(tier);
+    const { waitMs, binding } = classWaitOf(buckets);
+    return waitMs > 0 ? classTimeSpent(buckets, binding, waitMs) : undefined;
+  }
+}
+
+/** The longest wait among a request's class buckets for time to start a statement, and the bucket it is for. */
+export function classWaitOf(buckets: ClassDatabaseTime[]): { waitMs: number; binding: ClassDatabaseTime } {
+  let waitMs = 0;
+  let binding = buckets[0];
+  for (const bucket of buckets) {
+    const ms = bucket.waitMs();
+    if (ms > waitMs) [waitMs, binding] = [ms, bucket];
+  }
+  return { waitMs, binding };
+}
+
+/** The 503 of a request whose classes' time (`buckets`, the unpaid class's first) is spent, `binding` the longest wait. */
+export function classTimeSpent(buckets: ClassDatabaseTime[], binding: ClassDatabaseTime, waitMs: number): RequestRefusal {
+  return unpaidDatabaseTimeSpent(binding === buckets[0] ? 'unpaid' : 'anonymous', binding.msPerSecond, waitMs);
 }

@@ -2,10 +2,10 @@ import type { AbortWatch, Scope } from '../common/scope';
 import type { Trace } from '../common/trace';
 import { ApiError, type RequestRefusal } from '../errors';
 import { type Claimant, type FairTurns, TurnWaitTimeout } from '../common/fair-turns';
-import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld, unpaidDatabaseTimeSpent } from '../refusals';
+import { databaseBusy, databaseSaturated, overDatabaseShare, ownStatementsHeld } from '../refusals';
 import { DatabaseNotAnswering } from '../sql/pg-errors';
 import type { Budget } from '../sql/statements';
-import type { ClassDatabaseTime } from './class-database-time';
+import { type ClassDatabaseTime, classTimeSpent, classWaitOf } from './class-database-time';
 import type { DatabaseTime } from './database-time';
 
 /**
@@ -144,19 +144,11 @@ export class StatementBudget implements Budget {
     const limit = this.started ? timeoutMs : Math.min(startWithinMs ?? timeoutMs, timeoutMs);
     let waited = 0;
     for (;;) {
-      let wait = 0;
-      let binding = classTime[0];
-      for (const bucket of classTime) {
-        const ms = bucket.waitMs();
-        if (ms > wait) [wait, binding] = [ms, bucket];
-      }
-      if (wait === 0) return;
-      if (waited + wait > limit) {
-        // The first bucket is the unpaid class's; an anonymous client's second, its own class's.
-        throw this.refuse(unpaidDatabaseTimeSpent(binding === classTime[0] ? 'unpaid' : 'anonymous', binding.msPerSecond, wait));
-      }
-      await sleepUnless(wait, this.waits);
-      waited += wait;
+      const { waitMs, binding } = classWaitOf(classTime);
+      if (waitMs === 0) return;
+      if (waited + waitMs > limit) throw this.refuse(classTimeSpent(classTime, binding, waitMs));
+      await sleepUnless(waitMs, this.waits);
+      waited += waitMs;
     }
   }
 

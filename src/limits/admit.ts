@@ -33,12 +33,19 @@ export interface Admitted {
 const UNLIMITED: Admitted = Object.freeze({});
 
 /**
- * A client is shed by a busy event loop (low priorities only) only once it has this many other
+ * A client is shed by a busy event loop, or by its class's spent database time (low priorities
+ * only), only once it has this many other
  * requests on the instance: a crowd member keeping its bound in flight is, a visitor reading one
  * page at a time, a steady client that met one refusal, or a browser page's first few parallel
  * queries, is not.
  */
 export const CROWDING_REQUESTS = 4;
+
+/**
+ * The longest a shed request is held (untilRetryAfter), whatever its Retry-After: a client that
+ * resends at once gets an answer a second, and a refusal is never so late it looks like a hang.
+ */
+const SHED_HOLD_MAX_MS = 1_000;
 
 /** Identities whose last shed answer is remembered (an LRU): a crowd's members, not every client seen. */
 const SHED_IDENTITIES = 10_000;
@@ -58,6 +65,11 @@ export interface AdmitterOptions<C extends QuotedCaller> {
    * are shed (null: never); absent, none are shed for it.
    */
   loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
+  /**
+   * What the caller's next statement would meet now for its class (the unpaid classes' database
+   * time spent, or their connections all held); absent, or undefined, nothing.
+   */
+  unpaidRefusalOf?: (caller: C) => ApiError | undefined;
   banPauseMs?: number;
   /** False: nothing is counted or refused (the bench measures the gateway without its limiter). */
   limiting?: boolean;
@@ -81,6 +93,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
   /** When each identity was last told it was shed (answered at once), by the limiter's clock. */
   private readonly lastShed = boundedCache<string, number>(SHED_IDENTITIES);
+  /** When each connection was last answered a shed, by the limiter's clock. */
+  private readonly shedOnConnection = new WeakMap<object, number>();
+  /** Each identity's shed requests held now (untilRetryAfter): they are still its requests on the instance. */
+  private readonly held = new Map<string, number>();
 
   constructor(private readonly options: AdmitterOptions<C>) {
     this.inFlight = new InFlight(() => options.metrics.observeAdmissionWait());
@@ -89,10 +105,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   /**
    * An HTTP request (GraphQL, REST): every step. Never rejects for a refusal: the answer says what
    * to send. The request's in-flight slot is registered on `scope` as it is taken; a scope aborted
-   * while waiting gets `{}`.
+   * while waiting gets `{}`. `connection`: what the request came on (its socket), for a shed's hold.
    */
-  admit(caller: C, identity: string, scope: Scope, sentAt?: number): Promise<Admitted> {
-    return this.pass(caller, identity, scope.trace, scope, sentAt);
+  admit(caller: C, identity: string, scope: Scope, sentAt?: number, connection?: object): Promise<Admitted> {
+    return this.pass(caller, identity, scope.trace, { scope, connection }, sentAt);
   }
 
   /**
@@ -132,7 +148,8 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
    * its `request` scope) a slot among the identity's requests in flight, then the windows and the
    * ban, all in the limiter's one decision.
    */
-  private async pass(caller: C, identity: string, trace: Trace | undefined, request?: Scope, sentAt?: number): Promise<Admitted> {
+  private async pass(caller: C, identity: string, trace: Trace | undefined, http?: { scope: Scope; connection?: object }, sentAt?: number): Promise<Admitted> {
+    const request = http?.scope;
     const { limiter, admissionOf, limiting = true, banPauseMs = 0 } = this.options;
     if (!limiting) return UNLIMITED;
     // Read before any wait for a slot: a request queued behind a burst was still sent with it.
@@ -140,7 +157,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     const shed = this.shed(caller, identity);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
-      if (request) await this.untilRetryAfter(identity, sentAt, (shed.retryAfterSeconds ?? 1) * 1000, request);
+      if (http) await this.untilRetryAfter(identity, sentAt, Math.min((shed.retryAfterSeconds ?? 1) * 1000, SHED_HOLD_MAX_MS), http.scope, http.connection);
       return { refusal: shed };
     }
     const quota = this.options.quotaOf(caller);
@@ -171,31 +188,42 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
       const { running, waiting } = this.inFlight.totals();
       if (running + waiting >= shedAt) return instanceBusy(running + waiting);
     }
-    const { loopDelay } = this.options;
+    const { loopDelay, unpaidRefusalOf } = this.options;
+    if ((!loopDelay && !unpaidRefusalOf) || this.presentOf(identity) < CROWDING_REQUESTS) return undefined;
     const shedAtDelay = loopDelay?.shedAtOf(caller);
-    if (shedAtDelay == null) return undefined;
-    const lateMs = loopDelay!.ms();
-    return lateMs >= shedAtDelay && this.presentOf(identity) >= CROWDING_REQUESTS ? instanceLagging(lateMs) : undefined;
+    const lateMs = shedAtDelay == null ? 0 : loopDelay!.ms();
+    if (shedAtDelay != null && lateMs >= shedAtDelay) return instanceLagging(lateMs);
+    // Refused now, counting nothing, rather than counted and refused after its wait.
+    return unpaidRefusalOf?.(caller);
   }
 
   /**
-   * A request shed again after its identity was told to retry in `retryAfterMs` (a second), sent
-   * before that time ended, is answered when it ends (sooner if its client goes): a crowd that
-   * resends at once costs the instance one answer per second and connection, not one per turn of
-   * its loop. The first shed of each such time is answered at once.
+   * A request shed again after its identity was told to retry in `retryAfterMs` (at most a second), sent
+   * before that time ended, is answered when it ends (sooner if its client goes); so is one sent on
+   * a connection within `retryAfterMs` of that connection's last shed: a crowd that resends at
+   * once costs the instance one answer per second and connection, not one per turn of its loop.
+   * The first shed of each such time is answered at once, and so is a request sent before it.
    */
-  private async untilRetryAfter(identity: string, sentAt: number, retryAfterMs: number, request: Scope): Promise<void> {
+  private async untilRetryAfter(identity: string, sentAt: number, retryAfterMs: number, request: Scope, connection?: object): Promise<void> {
     const told = this.lastShed.get(identity);
-    if (told === undefined || sentAt < told || sentAt >= told + retryAfterMs) {
-      this.lastShed.set(identity, this.now());
-      return;
+    const identityFree = told === undefined || sentAt >= told + retryAfterMs;
+    if (identityFree) this.lastShed.set(identity, this.now());
+    const identityUntil = identityFree || sentAt < told ? 0 : told + retryAfterMs;
+    const connectionTold = connection && this.shedOnConnection.get(connection);
+    const until = Math.max(identityUntil, connectionTold === undefined ? 0 : connectionTold + retryAfterMs);
+    if (until > this.now()) {
+      this.held.set(identity, (this.held.get(identity) ?? 0) + 1);
+      await delay(until - this.now(), undefined, { signal: request.signal }).catch(() => undefined);
+      const left = this.held.get(identity)! - 1;
+      if (left === 0) this.held.delete(identity);
+      else this.held.set(identity, left);
     }
-    await delay(told + retryAfterMs - this.now(), undefined, { signal: request.signal }).catch(() => undefined);
+    if (connection) this.shedOnConnection.set(connection, this.now());
   }
 
-  /** The identity's other requests on this instance: running, or queued for a slot. */
+  /** The identity's other requests on this instance: running, queued for a slot, or a shed one held. */
   private presentOf(identity: string): number {
-    return this.inFlight.of(identity) + this.inFlight.waitingOf(identity);
+    return this.inFlight.of(identity) + this.inFlight.waitingOf(identity) + (this.held.get(identity) ?? 0);
   }
 
   /**

@@ -100,7 +100,7 @@ export function httpPipeline(p: HttpPipeline): RequestListener {
 
   /** The admitted request, or undefined when its client went away meanwhile. */
   const admit = async (req: IncomingMessage, res: ServerResponse, { caller, identity, unverified }: Identified, state: RequestState, scope: Scope, sentAt: number): Promise<AdmittedRequest | undefined> => {
-    const admitted = await p.admitter.admit(caller, identity, scope, sentAt);
+    const admitted = await p.admitter.admit(caller, identity, scope, sentAt, req.socket);
     if (scope.aborted) return undefined;
     if (admitted.decision) writeRateLimitHeaders(res, admitted.decision);
     if (admitted.refusal) throw admitted.refusal;

@@ -7,6 +7,7 @@ import { requestServices as servicesWithin, type Services } from '../context';
 import { UnpaidDatabaseTime } from '../db/class-database-time';
 import { DatabaseTime } from '../db/database-time';
 import { StatementBudget } from '../db/statement-budget';
+import type { RequestRefusal } from '../errors';
 import { FloodLog, type Logger } from '../logger';
 import { type ReadYourWritesParts, RequestReads } from '../sql/read-your-writes';
 
@@ -30,15 +31,16 @@ export function requestServicesOver(
   /** Connections in the pools (the primary's and the replicas'): the turns handed out. */
   poolSize: number,
   readYourWrites?: ReadYourWritesParts,
-): { requestServices: RequestServices; databaseTime: DatabaseTime; poolTurns: FairTurns } {
+): { requestServices: RequestServices; databaseTime: DatabaseTime; poolTurns: FairTurns; unpaidRefusalOf: (caller: Caller) => RequestRefusal | undefined } {
+  // The cores a crowd of FREE keys and anonymous clients may keep busy, whoever else waits.
+  const unpaidTime = config.unpaidDatabaseMsPerSecond > 0 ? new UnpaidDatabaseTime(config.unpaidDatabaseMsPerSecond, ANONYMOUS_DATABASE.timeShare) : undefined;
   const poolTurns = new FairTurns(poolSize, {
     reserve: databaseReserveOf(poolSize, config.databaseReservePercent),
     unpaidShare: UNPAID_DATABASE.poolShareWhilePayingWaits,
     anonymousShare: ANONYMOUS_DATABASE.poolShare,
+    unpaidMax: unpaidTime?.statementsAtOnce,
   });
   const databaseTime = new DatabaseTime();
-  // The cores a crowd of FREE keys and anonymous clients may keep busy, whoever else waits.
-  const unpaidTime = config.unpaidDatabaseMsPerSecond > 0 ? new UnpaidDatabaseTime(config.unpaidDatabaseMsPerSecond, ANONYMOUS_DATABASE.timeShare) : undefined;
   const refusals = new FloodLog(logger);
   const requestServices: RequestServices = (caller, identity, requestId, scope, readAfter) => {
     const { max, weight, tier, startWithinMs } = databaseClaimOf(caller);
@@ -56,5 +58,7 @@ export function requestServicesOver(
     });
     return servicesWithin(services, budget, readYourWrites && new RequestReads(readYourWrites, identity, readAfter));
   };
-  return { requestServices, databaseTime, poolTurns };
+  /** What an unpaid caller's next statement would meet now: its class's database time spent; undefined for paying callers, or while there is time. */
+  const unpaidRefusalOf = (caller: Caller): RequestRefusal | undefined => unpaidTime?.refusalWhileSpent(databaseClaimOf(caller).tier);
+  return { requestServices, databaseTime, poolTurns, unpaidRefusalOf };
 }

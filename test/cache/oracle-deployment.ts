@@ -37,7 +37,7 @@ export interface OracleDeployment {
 }
 
 /** Unpaid callers are neither shed nor kept off connections: the oracle judges answers, not admission. */
-const GATEWAY_ENV = { PORT: '0', SHED_LOOP_DELAY_MS: '0', DATABASE_RESERVE_PERCENT: '0', DATABASE_POOL_SIZE: '8', LOG_LEVEL: 'warn' };
+const GATEWAY_ENV = { PORT: '0', SHED_LOOP_DELAY_MS: '0', UNPAID_DATABASE_MS_PER_SECOND: '0', DATABASE_RESERVE_PERCENT: '0', DATABASE_POOL_SIZE: '8', LOG_LEVEL: 'warn' };
 
 export async function startOracleDeployment(categories: number, petsPerCategory: number): Promise<OracleDeployment> {
   const serverUrl = process.env.DATABASE_URL;

@@ -45,6 +45,25 @@ describe('ClassDatabaseTime', () => {
   });
 });
 
+describe('UnpaidDatabaseTime', () => {
+  it('runs as many unpaid statements at once as its time a second keeps cores busy, at least one', () => {
+    expect([250, 500, 1_000, 1_001, 2_500].map((ms) => new UnpaidDatabaseTime(ms, 0.5).statementsAtOnce)).toEqual([1, 1, 1, 2, 3]);
+  });
+
+  it('names the refusal of an unpaid request while its classes’ time is spent, none for a paying one or while time is left', () => {
+    const clock = testClock();
+    const classes = new UnpaidDatabaseTime(500, 0.5, clock);
+    expect(classes.refusalWhileSpent('anonymous')).toBeUndefined();
+    classes.anonymous.spend(1_250); // 1,000 ms overdrawn at 250 ms a second: 4 s to pay back
+    expect(classes.refusalWhileSpent('free')).toBeUndefined();
+    expect(classes.refusalWhileSpent('paying')).toBeUndefined();
+    expect(classes.refusalWhileSpent('anonymous')).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 5 });
+    expect(classes.refusalWhileSpent('anonymous')?.message).toMatch(/^Anonymous clients together use at most 250 ms of database time a second/);
+    clock.advance(4_001);
+    expect(classes.refusalWhileSpent('anonymous')).toBeUndefined();
+  });
+});
+
 describe('StatementBudget with the unpaid classes’ database time', () => {
   const claimant = (tier: Tier) => ({ key: tier, max: 1, weight: 1, tier });
 

@@ -165,6 +165,19 @@ describe('FairTurns', () => {
       for (const turn of held) turn();
     });
 
+    it('holds the unpaid class to its `unpaidMax` at any time (the cores its database time keeps busy), a paying key not', async () => {
+      const turns = new FairTurns(10, { reserve: 2, unpaidShare: 0.5, anonymousShare: 0.25, unpaidMax: 1 });
+      expect([turns.unpaidLimit, turns.unpaidLimitWhilePayingWaits, turns.anonymousLimit]).toEqual([1, 1, 1]);
+      const first = await turns.take(free(0));
+      const stuck = await turns.take(free(1), 20).catch((error: unknown) => error);
+      expect(stuck).toMatchObject({ turnedOver: false, classBound: { tier: 'unpaid', limit: 1, because: 'unpaid max' } });
+      const refused = await new StatementBudget({ turns, claimant: free(2), startWithinMs: 20, waitMs: 60_000 }).acquire().catch((error: unknown) => error);
+      expect((refused as Error).message).toMatch(/^FREE keys and anonymous clients together hold at most 1 of the database's 10 connections at any time, as many as their database time a second keeps busy, and all of those are busy/);
+      const paying = await Promise.all(Array.from({ length: 9 }, () => turns.take(claimant('key:enterprise', 8, 16))));
+      expect(turns.held).toBe(10);
+      for (const turn of [first, ...paying]) turn();
+    });
+
     it('leaves the unpaid class one turn of a pool of one (the embedded database)', async () => {
       const turns = new FairTurns(1, { reserve: 1, unpaidShare: 0.5, anonymousShare: 0.25 });
       (await turns.take(free(0)))();

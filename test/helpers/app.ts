@@ -50,9 +50,10 @@ export interface TestAppOptions {
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const { db, limiterKeyPrefix = `test:${randomBytes(6).toString('hex')}`, logger: givenLogger, limitInFlight, limitRequests, liveTimings } = options;
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
-  // Banned requests are answered at once and a busy loop sheds nothing, unless a test asks
-  // (test/limits/http-limits.cases.ts, test/limits/crowd.cases.ts).
-  const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, BAN_PAUSE_MS: '0', SHED_LOOP_DELAY_MS: '0', ...redis, ...env };
+  // Banned requests are answered at once, a busy loop sheds nothing and the unpaid classes'
+  // database time is unbounded, unless a test asks (test/limits/http-limits.cases.ts,
+  // test/limits/crowd.cases.ts, test/limits/unpaid-database-time.cases.ts).
+  const gatewayEnv = { PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: generateApiKey(), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: limiterKeyPrefix, BAN_PAUSE_MS: '0', SHED_LOOP_DELAY_MS: '0', UNPAID_DATABASE_MS_PER_SECOND: '0', ...redis, ...env };
   const database = db ?? (await createTestDatabase());
   const logger = givenLogger ?? pino({ level: gatewayEnv.LOG_LEVEL });
   const gateway = await startGateway({ env: gatewayEnv, database, logger }, { limitInFlight, limitRequests, liveTimings }).catch(async (error: unknown) => {

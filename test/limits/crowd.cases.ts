@@ -4,6 +4,10 @@ import { ApiKeyRole } from '../../src/auth/role';
 import { Plan, shedAtLoopDelayOf } from '../../src/auth/plans';
 import { Scope } from '../../src/common/scope';
 import { CROWDING_REQUESTS } from '../../src/limits/admit';
+import { LoopDelay } from '../../src/limits/loop-delay';
+import { RateLimiter } from '../../src/limits/limiter';
+import { MemoryLimiterStore } from '../../src/limits/memory.store';
+import { UnpaidDatabaseTime } from '../../src/db/class-database-time';
 import { createApiKey } from '../helpers/builders';
 import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } from './helpers/admitter';
 
@@ -74,5 +78,41 @@ describe('a busy event loop', () => {
     expect(observed.refusals).toEqual(['shed', 'shed', 'shed', 'shed', 'shed']);
     // One fewer running: not shed, however late the loop.
     expect((await admitter.admit(anonymous('10.0.0.2'), 'fresh', new Scope())).refusal).toBeUndefined();
+  });
+
+  it('reads the loop late while its next sample is overdue, before any timer of it has run', () => {
+    const delay = new LoopDelay().start();
+    try {
+      expect(delay.ms).toBeLessThan(50);
+      // One long turn, as a wave of requests read at once makes: no sample can run meanwhile.
+      busyLoop(120);
+      expect(delay.ms).toBeGreaterThanOrEqual(100);
+    } finally {
+      delay.stop();
+    }
+  });
+});
+
+describe('the unpaid classes’ database time spent', () => {
+  it('sheds a crowding unpaid client at once, counting nothing, while its class’s time is spent; a visitor and a paying key go on', async () => {
+    const classes = new UnpaidDatabaseTime(500, 0.5);
+    const observed: Observed = { refusals: [] };
+    const limiter = new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 });
+    const admitter = testAdmitter({ limiter, admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }), unpaidRefusalOf: (caller) => classes.refusalWhileSpent(caller.kind === 'anonymous' ? 'anonymous' : 'paying') }, observed);
+    const crowding = anonymous('10.0.0.1');
+    for (let i = 0; i < CROWDING_REQUESTS; i += 1) expect((await admitter.admit(crowding, 'ip:10.0.0.1', new Scope())).refusal).toBeUndefined();
+    const counted = async (identity: string) => (await limiter.peek(identity, { perMinute: 1_000_000, perDay: 1_000_000 })).windows[0].remaining;
+    const before = await counted('ip:10.0.0.1');
+    // Time left: admitted.
+    expect((await admitter.admit(crowding, 'ip:10.0.0.1', new Scope())).refusal).toBeUndefined();
+    for (const bucket of classes.bucketsOf('anonymous')) bucket.spend(2_000);
+    const shed = await admitter.admit(crowding, 'ip:10.0.0.1', new Scope());
+    expect(shed.refusal).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, message: expect.stringMatching(/^Anonymous clients together use at most 250 ms of database time a second/) });
+    expect(shed.refusal!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(await counted('ip:10.0.0.1')).toBe(before - 1);
+    expect(observed.refusals).toEqual(['shed']);
+    // A visitor with one request on the instance waits its turn as before, and so does a paying key.
+    expect((await admitter.admit(anonymous('10.0.0.2'), 'ip:10.0.0.2', new Scope())).refusal).toBeUndefined();
+    expect((await admitter.admit(keyOf(Plan.PRO), 'key:pro', new Scope())).refusal).toBeUndefined();
   });
 });

@@ -196,6 +196,38 @@ describe('InFlight', () => {
     expect((await answered(new Scope(), 2_000)).refusal).toMatchObject(shed);
   });
 
+  it('answers a shed request at most once a second on its connection, even as the first shed of its identity’s next second', async () => {
+    let now = 1_000;
+    const admitter = testAdmitter({
+      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now),
+      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
+      shedAtOf: () => 0, // every anonymous request is shed
+    });
+    const caller = anonymous('10.0.0.9');
+    const shed = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+    const [connection, other] = [{}, {}];
+    const answered = (scope: Scope, sentAt: number, on: object) => admitter.admit(caller, 'ip:10.0.0.9', scope, sentAt, on);
+    const settlesNow = async (scope: Scope, sentAt: number, on: object) => {
+      let settled = false;
+      const answer = answered(scope, sentAt, on).then((admitted) => ((settled = true), admitted));
+      await new Promise(setImmediate);
+      const atOnce = settled;
+      scope.abort();
+      expect((await answer).refusal).toMatchObject(shed);
+      return atOnce;
+    };
+
+    // Answered on `connection` at 1,000, the identity's first shed; held at 1,999, its client leaving then.
+    expect((await answered(new Scope(), 1_000, connection)).refusal).toMatchObject(shed);
+    now = 1_999;
+    expect(await settlesNow(new Scope(), 1_999, connection)).toBe(false);
+    // At 2,000 the identity's second is over, but `connection` was answered at 1,999: held.
+    now = 2_000;
+    expect(await settlesNow(new Scope(), 2_000, connection)).toBe(false);
+    // Another connection's request, sent before the identity was told again, is answered at once.
+    expect(await settlesNow(new Scope(), 1_999, other)).toBe(true);
+  });
+
   it('gives FREE and anonymous callers at least 16 at once, higher plans more, each a queue that holds the rest of a minute’s quota', () => {
     expect(admissionOfCaller({ kind: 'anonymous', address: '203.0.113.7' })).toEqual({ max: 16, queue: 60 - 16, waitMs: ADMISSION_WAIT_MS });
     const keyOn = (plan: Plan, perMinute: number) => ({ kind: 'key' as const, key: { id: plan, plan, quota: { perMinute, perDay: 100 * perMinute } } });
