@@ -114,16 +114,18 @@ export interface PoolOutlook {
   classBound?: ClassBound;
 }
 
+/** When the unpaid class's bound holds, by why it holds. */
+const UNPAID_BOUND_WHEN: Record<ClassBound['because'], string> = {
+  'paying waits': 'while a paying client waits',
+  'unpaid max': 'at any time, as many as their database time a second keeps busy',
+  reserve: 'at any time, the rest being kept for paying plans',
+  'others wait': 'while keyed clients wait',
+};
+
 /** Who a class bound holds, and how many connections it leaves them, for a refusal's message. */
 function classLimit(bound: ClassBound, capacity: number): string {
   if (bound.tier === 'anonymous') return `Anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections while keyed clients wait`;
-  const when =
-    bound.because === 'paying waits'
-      ? 'while a paying client waits'
-      : bound.because === 'unpaid max'
-        ? 'at any time, as many as their database time a second keeps busy'
-        : 'at any time, the rest being kept for paying plans';
-  return `FREE keys and anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections ${when}`;
+  return `FREE keys and anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections ${UNPAID_BOUND_WHEN[bound.because]}`;
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

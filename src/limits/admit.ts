@@ -67,7 +67,7 @@ export interface AdmitterOptions<C extends QuotedCaller> {
   loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
   /**
    * What the caller's next statement would meet now for its class (the unpaid classes' database
-   * time spent, or their connections all held); absent, or undefined, nothing.
+   * time spent), for a crowding caller to be refused at once; absent, or undefined, nothing.
    */
   unpaidRefusalOf?: (caller: C) => ApiError | undefined;
   banPauseMs?: number;
@@ -84,9 +84,9 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * turn cheap refusals into load (its paused requests hold their in-flight slots). An in-flight
  * slot belongs to the request's scope, which gives it back however the request ends. Before all
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
- * priority, or its event loop runs later than it keeps for that priority while the caller has
- * CROWDING_REQUESTS others on it, the request is shed: 503 SERVICE_UNAVAILABLE with
- * Retry-After 1, counting nothing. Nothing waits past the moment it can be decided: a request over
+ * priority, or its event loop runs later than it keeps for that priority, or its class's database
+ * time is spent, while the caller has CROWDING_REQUESTS others on it, the request is shed: 503
+ * SERVICE_UNAVAILABLE with Retry-After, counting nothing. Nothing waits past the moment it can be decided: a request over
  * a window or banned is answered at once (a ban's pause aside), whatever its client sent before.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
@@ -198,8 +198,8 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
-   * A request shed again after its identity was told to retry in `retryAfterMs` (at most a second), sent
-   * before that time ended, is answered when it ends (sooner if its client goes); so is one sent on
+   * A request shed again after its identity was told to retry in `retryAfterMs` (at most a
+   * second), sent before that time ended, is answered when it ends (sooner if its client goes); so is one sent on
    * a connection within `retryAfterMs` of that connection's last shed: a crowd that resends at
    * once costs the instance one answer per second and connection, not one per turn of its loop.
    * The first shed of each such time is answered at once, and so is a request sent before it.

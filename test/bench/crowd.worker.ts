@@ -30,8 +30,11 @@ export interface CrowdMember {
 export interface CrowdResult {
   /** The crowd's answers by HTTP status (`error` for a failed connection), and those that carried the counts. */
   crowd?: { statuses: Record<string, number>; served: number; samples: Record<string, string> };
-  /** Per victim key: answers by status (a 200 with errors counts as `200 errors`), and latencies in ms. */
-  victims?: { statuses: Record<string, number>; latencies: number[]; samples: Record<string, string> }[];
+  /**
+   * Per victim key: answers by status (a 200 with errors counts as `200 errors`), latencies in ms,
+   * and when each of those requests left, in ms from the load's start.
+   */
+  victims?: { statuses: Record<string, number>; latencies: number[]; sentAt: number[]; samples: Record<string, string> }[];
   /** This process's CPU time from the start of the load to its end, in µs. */
   cpuMicros: number;
 }
@@ -112,6 +115,7 @@ async function runVictims(task: CrowdTask, startAt: number, deadline: number): P
       await untilTime(startAt);
       const tally = new Tally();
       const latencies: number[] = [];
+      const sentAt: number[] = [];
       const pending: Promise<void>[] = [];
       // Open loop: the next request leaves on time, whether or not the last has come back.
       for (let n = 0; performance.now() < deadline; n += 1) {
@@ -119,6 +123,7 @@ async function runVictims(task: CrowdTask, startAt: number, deadline: number): P
         pending.push(
           send(task.ports[n % task.ports.length], agent, { 'x-api-key': key }, victimRequestBody(pets)).then((answer) => {
             latencies.push(performance.now() - start);
+            sentAt.push(start - startAt);
             const refused = answer.status === '200' && !answer.body.startsWith('{"data":{"pet":{"name":');
             tally.add(refused ? '200 errors' : answer.status, answer.body);
           }),
@@ -127,7 +132,7 @@ async function runVictims(task: CrowdTask, startAt: number, deadline: number): P
       }
       await Promise.all(pending);
       agent.destroy();
-      return { statuses: tally.statuses, latencies, samples: tally.samples };
+      return { statuses: tally.statuses, latencies, sentAt, samples: tally.samples };
     }),
   );
 }

@@ -165,15 +165,20 @@ describe('InFlight', () => {
     expect(admitter.inFlightTotals()).toEqual({ running: 0, waiting: 0 });
   });
 
+  /** An admitter on a hand-moved clock that sheds every anonymous request it is asked. */
+  const sheddingEveryRequest = (clock: () => number) =>
+    testAdmitter({
+      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, clock),
+      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
+      shedAtOf: () => 0,
+    });
+  const SHED = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+
   it('answers a shed client that sends again within its Retry-After second when that second ends, the first shed of each second at once', async () => {
     let now = 1_000;
-    const admitter = testAdmitter({
-      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now),
-      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
-      shedAtOf: () => 0, // every anonymous request is shed
-    });
+    const admitter = sheddingEveryRequest(() => now);
     const caller = anonymous('10.0.0.9');
-    const shed = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+    const shed = SHED;
     const answered = (scope: Scope, sentAt: number) => admitter.admit(caller, 'ip:10.0.0.9', scope, sentAt);
 
     // Told at 1,000: answered at once.
@@ -198,13 +203,9 @@ describe('InFlight', () => {
 
   it('answers a shed request at most once a second on its connection, even as the first shed of its identity’s next second', async () => {
     let now = 1_000;
-    const admitter = testAdmitter({
-      limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now),
-      admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
-      shedAtOf: () => 0, // every anonymous request is shed
-    });
+    const admitter = sheddingEveryRequest(() => now);
     const caller = anonymous('10.0.0.9');
-    const shed = { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1 };
+    const shed = SHED;
     const [connection, other] = [{}, {}];
     const answered = (scope: Scope, sentAt: number, on: object) => admitter.admit(caller, 'ip:10.0.0.9', scope, sentAt, on);
     const settlesNow = async (scope: Scope, sentAt: number, on: object) => {
