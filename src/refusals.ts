@@ -114,8 +114,9 @@ export interface PoolOutlook {
   classBound?: ClassBound;
 }
 
-/** When the unpaid class's bound holds, by why it holds. */
-const UNPAID_BOUND_WHEN: Record<ClassBound['because'], string> = {
+/** Whom a class bound holds, and when it holds, by why it holds. */
+const CLASS_BOUND_WHO = { unpaid: 'FREE keys and anonymous clients', anonymous: 'Anonymous clients' } as const;
+const CLASS_BOUND_WHEN: Record<ClassBound['because'], string> = {
   'paying waits': 'while a paying client waits',
   'unpaid max': 'at any time, as many as their database time a second keeps busy',
   reserve: 'at any time, the rest being kept for paying plans',
@@ -124,8 +125,7 @@ const UNPAID_BOUND_WHEN: Record<ClassBound['because'], string> = {
 
 /** Who a class bound holds, and how many connections it leaves them, for a refusal's message. */
 function classLimit(bound: ClassBound, capacity: number): string {
-  if (bound.tier === 'anonymous') return `Anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections while keyed clients wait`;
-  return `FREE keys and anonymous clients together hold at most ${bound.limit} of the database's ${capacity} connections ${UNPAID_BOUND_WHEN[bound.because]}`;
+  return `${CLASS_BOUND_WHO[bound.tier]} together hold at most ${bound.limit} of the database's ${capacity} connections ${CLASS_BOUND_WHEN[bound.because]}`;
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

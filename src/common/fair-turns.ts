@@ -150,7 +150,8 @@ export class FairTurns {
 
   /** The unpaid class's bound at all times (capacity − reserve, or its `unpaidMax` if less), and while a paying claimant waits. */
   readonly unpaidLimit: number;
-  private readonly unpaidLimitBecause: 'reserve' | 'unpaid max';
+  /** That bound at all times, as a waiter held by it is told. */
+  private readonly unpaidBound: ClassBound;
   readonly unpaidLimitWhilePayingWaits: number;
   /** The anonymous class's bound while a claimant of another class waits. */
   readonly anonymousLimit: number;
@@ -161,7 +162,7 @@ export class FairTurns {
   ) {
     this.now = now ?? (() => performance.now());
     this.unpaidLimit = Math.max(1, Math.min(capacity - reserve, unpaidMax));
-    this.unpaidLimitBecause = unpaidMax < capacity - reserve ? 'unpaid max' : 'reserve';
+    this.unpaidBound = { tier: 'unpaid', limit: this.unpaidLimit, because: unpaidMax < capacity - reserve ? 'unpaid max' : 'reserve' };
     this.unpaidLimitWhilePayingWaits = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * unpaidShare)));
     this.anonymousLimit = Math.max(1, Math.min(this.unpaidLimit, Math.floor(capacity * anonymousShare)));
   }
@@ -312,14 +313,10 @@ export class FairTurns {
     const bounds: ClassBound[] = [
       waiters().paying
         ? { tier: 'unpaid', limit: this.unpaidLimitWhilePayingWaits, because: 'paying waits' }
-        : this.unpaidBound(),
+        : this.unpaidBound,
     ];
     if (tier === 'anonymous' && waiters().notAnonymous) bounds.push({ tier: 'anonymous', limit: this.anonymousLimit, because: 'others wait' });
     return bounds;
-  }
-
-  private unpaidBound(): ClassBound {
-    return { tier: 'unpaid', limit: this.unpaidLimit, because: this.unpaidLimitBecause };
   }
 
   /** waitersNow, looked up at most once, and only if a class bound asks. */

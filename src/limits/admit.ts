@@ -34,10 +34,9 @@ const UNLIMITED: Admitted = Object.freeze({});
 
 /**
  * A client is shed by a busy event loop, or by its class's spent database time (low priorities
- * only), only once it has this many other
- * requests on the instance: a crowd member keeping its bound in flight is, a visitor reading one
- * page at a time, a steady client that met one refusal, or a browser page's first few parallel
- * queries, is not.
+ * only), only once it has this many other requests on the instance: a crowd member keeping its
+ * bound in flight is, a visitor reading one page at a time, a steady client that met one refusal,
+ * or a browser page's first few parallel queries, is not.
  */
 export const CROWDING_REQUESTS = 4;
 
@@ -86,8 +85,9 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
  * priority, or its event loop runs later than it keeps for that priority, or its class's database
  * time is spent, while the caller has CROWDING_REQUESTS others on it, the request is shed: 503
- * SERVICE_UNAVAILABLE with Retry-After, counting nothing. Nothing waits past the moment it can be decided: a request over
- * a window or banned is answered at once (a ban's pause aside), whatever its client sent before.
+ * SERVICE_UNAVAILABLE with Retry-After, counting nothing. Nothing waits past the moment it can be
+ * decided: a request over a window or banned is answered at once (a ban's pause aside), whatever
+ * its client sent before.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -191,18 +191,21 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     const { loopDelay, unpaidRefusalOf } = this.options;
     if ((!loopDelay && !unpaidRefusalOf) || this.presentOf(identity) < CROWDING_REQUESTS) return undefined;
     const shedAtDelay = loopDelay?.shedAtOf(caller);
-    const lateMs = shedAtDelay == null ? 0 : loopDelay!.ms();
-    if (shedAtDelay != null && lateMs >= shedAtDelay) return instanceLagging(lateMs);
+    if (shedAtDelay != null) {
+      const lateMs = loopDelay!.ms();
+      if (lateMs >= shedAtDelay) return instanceLagging(lateMs);
+    }
     // Refused now, counting nothing, rather than counted and refused after its wait.
     return unpaidRefusalOf?.(caller);
   }
 
   /**
    * A request shed again after its identity was told to retry in `retryAfterMs` (at most a
-   * second), sent before that time ended, is answered when it ends (sooner if its client goes); so is one sent on
-   * a connection within `retryAfterMs` of that connection's last shed: a crowd that resends at
-   * once costs the instance one answer per second and connection, not one per turn of its loop.
-   * The first shed of each such time is answered at once, and so is a request sent before it.
+   * second), sent before that time ended, is answered when it ends (sooner if its client goes); so
+   * is one sent on a connection within `retryAfterMs` of that connection's last shed: a crowd that
+   * resends at once costs the instance one answer per second and connection, not one per turn of
+   * its loop. The first shed of each such time is answered at once, and so is a request sent
+   * before it.
    */
   private async untilRetryAfter(identity: string, sentAt: number, retryAfterMs: number, request: Scope, connection?: object): Promise<void> {
     const told = this.lastShed.get(identity);
