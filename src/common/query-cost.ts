@@ -26,7 +26,7 @@ export const COST = {
   /**
    * A substring filter (`nameContains`), for each statement it applies to (the page and the
    * count), on a catalogue of SCAN_MEASURED_AT pets: the page of a text few names hold walks the
-   * primary key to its end (test/pets/filter-plans.cases.ts shows the plans and times each against
+   * primary key to its end (test/domain/filter-plans.cases.ts shows the plans and times each against
    * the list view). Priced by the catalogue's real size (substringCost).
    */
   SUBSTRING: 340,

@@ -31,6 +31,8 @@ export interface LimiterStoreOptions {
   readyWithinMs?: number;
   /** How often this instance tells the others through Redis that it is alive. */
   heartbeatEveryMs?: number;
+  /** While Redis fails, how often it is tried again (ResilientOptions). */
+  probeEveryMs?: number;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function createLimiterStore(options: LimiterStoreOptions): Promise<
     logger: options.logger,
     instances: () => census.instances(),
     address: redisAddress(options.redis),
+    probeEveryMs: options.probeEveryMs,
   });
   const fieldStore = new FieldLimitStore({ redis, prefix: `${prefix}:fl`, useRedis: () => store.status() === 'ok' });
   return {

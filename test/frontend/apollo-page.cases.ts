@@ -4,26 +4,24 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { sharedChromium, screenshotFolder, snap } from './browser';
 import { corpusOperation } from './corpus';
-import { importMap } from './import-map';
-import { ROOT, type Shop, startShop } from './shop-server';
+import { type Shop, type ShopFront, shopScript, startShop } from './shop-server';
 
 /**
- * The Apollo Client set-up of docs/front-end-clients.md in a real page of a shop on another origin: Apollo Client 4's
- * ES modules as installed (an import map in place of a bundler), the shop front's PetList query,
- * a key in X-API-Key (so a CORS preflight), and the pets listed on the page.
+ * The Apollo Client set-up of docs/front-end-clients.md in a real page of a shop on another origin: Apollo Client 4
+ * bundled with the page's script as a shop's build bundles it (shopScript), the shop front's
+ * PetList query, a key in X-API-Key (so a CORS preflight), and the pets listed on the page.
  */
-const PACKAGES = ['@apollo/client', 'graphql', 'graphql-tag', 'rxjs', '@wry/equality', '@wry/trie', '@wry/caches', '@wry/context', 'optimism', 'tslib'];
 
 let t: TestApp;
 let browser: Browser;
 let page: Page;
 let shop: Shop;
-let html = '';
+let front: ShopFront = { html: '', script: '' };
 const folder = screenshotFolder('apollo-client-page');
 
 /** That guide's client, as the shop's own module: typePolicies and all. */
-function shopPage(gateway: string, key: string, origin: string): string {
-  const script = `
+async function shopFront(gateway: string, key: string): Promise<ShopFront> {
+  const source = `
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 
 const pagedNodes = (keyArgs) => ({
@@ -48,25 +46,25 @@ document.querySelector('#pets').replaceChildren(...data.pets.nodes.map((pet) => 
 }));
 document.querySelector('#total').textContent = data.pets.totalCount + ' pets';
 `;
-  return `<!doctype html>
+  const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pet shop</title><link rel="icon" href="data:,">
-<script type="importmap">${JSON.stringify(importMap(PACKAGES, ROOT, `${origin}/`))}</script>
 </head><body style="font-family: sans-serif">
 <h1>Our pets</h1><p id="total">Loading…</p><ul id="pets"></ul>
-<script type="module">${script}</script>
+<script type="module" src="/shop.js"></script>
 </body></html>`;
+  return { html, script: await shopScript(source) };
 }
 
 beforeAll(async () => {
   browser = await sharedChromium();
-  shop = await startShop(() => html);
+  shop = await startShop(() => front);
   t = await startTestApp({ CORS_ORIGINS: shop.origin });
   const dogs = await createCategory(t, 'Dogs');
   const cats = await createCategory(t, 'Cats');
   for (const [name, category] of [['Rex', dogs], ['Milo', cats], ['Bella', dogs]]) await createPet(t, category, name);
   const { key } = await createApiKey(t, { plan: 'FREE' });
   page = await browser.newPage({ viewport: { width: 800, height: 500 } });
-  html = shopPage(t.url, key, shop.origin);
+  front = await shopFront(t.url, key);
 });
 afterAll(async () => {
   await page?.close();

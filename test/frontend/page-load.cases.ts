@@ -1,20 +1,17 @@
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
-import { RetryLink } from '@apollo/client/link/retry';
-import http from 'node:http';
+import type { ApolloClient } from '@apollo/client';
 import request from 'supertest';
 import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
 import { corpusOperation } from './corpus';
+import { metricOf, pageClient, type Tally } from './page-client';
 import { printFigure } from '../helpers/figures';
-import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
-
-const max = PLAN_LIMITS[Plan.FREE].requestsInFlight;
 
 /**
  * A front end as browsers run it: Apollo Client firing a page's queries at once when the page
- * mounts, the page reloaded. None of it may be refused, and nobody may be banned for it.
+ * mounts, the page reloaded. None of it may be refused, and nobody may be banned for it (a
+ * request whose wait for a slot ran out, retried by the guide's RetryLink: retry-after.slow.cases.ts).
  */
 let t: TestApp;
 let petIds: string[];
@@ -27,30 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** The answer to each request the server saw, as the browser's network panel would list it. */
-interface Tally {
-  statuses: number[];
-}
-
-/** The RetryLink of docs/front-end-clients.md: a 429 is tried again once its Retry-After has passed; a ban (403) is not. */
-const retryAfter = new RetryLink({
-  attempts: { max: 3, retryIf: (error) => ServerError.is(error) && error.statusCode === 429 },
-  delay: (_attempt, _operation, error) => 1000 * Number((ServerError.is(error) && error.response.headers.get('Retry-After')) || 1),
-});
-
-/** A fresh page: Apollo Client with a normalised cache, as docs/front-end-clients.md sets it up, noting each response's status. */
-function page(tally: Tally, key?: string, onStatus: (status: number) => void = () => {}) {
-  const fetchAndNote: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    tally.statuses.push(response.status);
-    onStatus(response.status);
-    return response;
-  };
-  return new ApolloClient({
-    link: ApolloLink.from([retryAfter, new HttpLink({ uri: `${t.url}/graphql`, headers: key ? { 'X-API-Key': key } : {}, fetch: fetchAndNote })]),
-    cache: new InMemoryCache({ typePolicies: { InventoryItem: { keyFields: ['petId'] } } }),
-  });
-}
+const page = (tally: Tally, key?: string) => pageClient(t.url, tally, key);
 
 /** The catalogue page's 8 queries, all from the front end's corpus, fired together as a page mounts. */
 function mountCatalogue(client: ApolloClient) {
@@ -68,9 +42,7 @@ function mountCatalogue(client: ApolloClient) {
   return Promise.all(queries.map(([name, variables]) => client.query({ query: corpusOperation(name), variables, fetchPolicy: 'network-only' })));
 }
 
-/** Requests holding one of their identity's in-flight slots on the instance. */
-const running = async () => Number(/^petstore_requests_in_flight\{state="running"\} (\d+)/m.exec((await request(t.url).get('/metrics')).text)?.[1] ?? 0);
-const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await request(t.url).get('/metrics')).text)?.[1] ?? 0);
+const metric = (name: string) => metricOf(t.url, name);
 
 it.each([
   ['an anonymous visitor', undefined],
@@ -114,32 +86,3 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   expect(tally.statuses).toEqual(Array(41).fill(200));
   expect(waited).toBe(24);
 });
-
-it('retries a request refused when its wait for a slot ran out, once Retry-After has passed, through the guide’s RetryLink', async () => {
-  const { key } = await createApiKey(t, { plan: 'FREE' });
-  // Every slot of the key held by a request whose body is still on its way: the next one waits for a slot until its wait runs out.
-  const held = Array.from({ length: max }, () => bodyOnItsWay(key));
-  await waitFor(async () => (await running()) >= max, 10_000, 'every slot taken');
-
-  const tally: Tally = { statuses: [] };
-  let refused: () => void = () => {};
-  const firstRefusal = new Promise<void>((resolve) => (refused = resolve));
-  const late = page(tally, key, (status) => status === 429 && refused());
-  const answer = late.query({ query: corpusOperation('PetDetail'), variables: { id: petIds[0] }, fetchPolicy: 'network-only' });
-  await firstRefusal;
-  held.forEach((request) => request.destroy());
-
-  expect((await answer).error).toBeUndefined();
-  expect(tally.statuses[0]).toBe(429);
-  expect(tally.statuses.at(-1)).toBe(200);
-});
-
-/** A POST of the key to /graphql that has sent its headers and only part of its body, holding an in-flight slot. */
-function bodyOnItsWay(key: string): http.ClientRequest {
-  const { hostname, port } = new URL(t.url);
-  const body = JSON.stringify({ query: '{ __typename }' });
-  const pending = http.request({ hostname, port, method: 'POST', path: '/graphql', headers: { 'Content-Type': 'application/json', 'Content-Length': body.length, 'X-API-Key': key } });
-  pending.on('error', () => {}); // destroyed by the test
-  pending.write(body.slice(0, 5));
-  return pending;
-}

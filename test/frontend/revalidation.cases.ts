@@ -3,8 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
 import { sharedChromium, screenshotFolder, snap } from './browser';
-import { importMap } from './import-map';
-import { ROOT, type Shop, startShop } from './shop-server';
+import { type Shop, type ShopFront, shopScript, startShop } from './shop-server';
 
 /**
  * Conditional requests from a real browser (docs/contract.md §10): Chromium's HTTP cache keeps a
@@ -13,14 +12,13 @@ import { ROOT, type Shop, startShop } from './shop-server';
  * page sees in the 304's headers is unspent. Both through the page's own `fetch` and through
  * Apollo Client sending queries by GET (`useGETForQueries`), from a shop on another origin.
  */
-const PACKAGES = ['@apollo/client', 'graphql', 'graphql-tag', 'rxjs', '@wry/equality', '@wry/trie', '@wry/caches', '@wry/context', 'optimism', 'tslib'];
 const PET_QUERY = 'query PetName($id: ID!) { pet(id: $id) { id name } }';
 
 let t: TestApp;
 let browser: Browser;
 let page: Page;
 let shop: Shop;
-let html = '';
+let front: ShopFront = { html: '', script: '' };
 let petId: string;
 const folder = screenshotFolder('conditional-requests');
 
@@ -32,8 +30,8 @@ interface Seen {
 }
 let seen: Seen[] = [];
 
-function shopPage(gateway: string, key: string, origin: string): string {
-  const script = `
+async function shopFront(gateway: string, key: string): Promise<ShopFront> {
+  const source = `
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 
 const client = new ApolloClient({
@@ -54,13 +52,13 @@ window.fetchPet = async (id) => {
 };
 show('ready');
 `;
-  return `<!doctype html>
+  const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pet shop</title><link rel="icon" href="data:,">
-<script type="importmap">${JSON.stringify(importMap(PACKAGES, ROOT, `${origin}/`))}</script>
 </head><body style="font-family: sans-serif">
 <h1>Revalidating</h1><p id="shown">Loading…</p>
-<script type="module">${script}</script>
+<script type="module" src="/shop.js"></script>
 </body></html>`;
+  return { html, script: await shopScript(source) };
 }
 
 /** What the shop's page offers the test: its window's two ways of asking for a pet. */
@@ -83,7 +81,7 @@ function answered(path: string): Omit<Seen, 'path'>[] {
 
 beforeAll(async () => {
   browser = await sharedChromium();
-  shop = await startShop(() => html);
+  shop = await startShop(() => front);
   t = await startTestApp({ CORS_ORIGINS: shop.origin });
   t.server.on('request', (req, res) => {
     if (req.method !== 'GET') return;
@@ -92,7 +90,7 @@ beforeAll(async () => {
   });
   petId = await createPet(t, await createCategory(t, 'Dogs'), 'Rex');
   const { key } = await createApiKey(t, { plan: 'FREE' });
-  html = shopPage(t.url, key, shop.origin);
+  front = await shopFront(t.url, key);
   page = await browser.newPage({ viewport: { width: 640, height: 240 } });
   await page.goto(`${shop.origin}/`);
   await page.getByText('ready').waitFor();

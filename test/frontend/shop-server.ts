@@ -1,10 +1,16 @@
-import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
 
-/** The repository's root: the packages a shop page imports are served from its node_modules. */
-export const ROOT = resolve(__dirname, '..', '..');
+/** The repository's root: the packages a shop's script imports are bundled from its node_modules. */
+const ROOT = resolve(__dirname, '..', '..');
+
+/** What the shop serves: its page at `/`, and the script the page loads at `/shop.js`. */
+export interface ShopFront {
+  html: string;
+  script: string;
+}
 
 export interface Shop {
   /** http://127.0.0.1:<port>, another origin than the gateway's. */
@@ -13,30 +19,31 @@ export interface Shop {
   close(): Promise<void>;
 }
 
-/** The file a bundler would take for an import written without its extension (rxjs's ES modules are). */
-async function moduleFile(file: string): Promise<string | undefined> {
-  for (const candidate of [file, `${file}.js`, join(file, 'index.js')]) {
-    if ((await stat(candidate).catch(() => undefined))?.isFile()) return candidate;
-  }
-  return undefined;
+/**
+ * A shop front's script as a shop ships it: bundled with the packages it imports by esbuild, each
+ * in its production browser build, as a shop's build step makes it.
+ */
+export async function shopScript(source: string): Promise<string> {
+  const { outputFiles } = await build({
+    stdin: { contents: source, resolveDir: ROOT, sourcefile: 'shop.js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['production'],
+    define: { 'process.env.NODE_ENV': '"production"' },
+    write: false,
+    logLevel: 'silent',
+  });
+  return outputFiles[0].text;
 }
 
-/**
- * A shop front's own origin, a static server on loopback: its page at `/`, and the packages' files
- * from node_modules as a development server serves them (an import without an extension
- * redirected to its file, so that the file's relative imports resolve from where it is).
- */
-export async function startShop(page: () => string): Promise<Shop> {
+/** A shop front's own origin, a static server on loopback: its page at `/` and its script at `/shop.js`. */
+export async function startShop(front: () => ShopFront): Promise<Shop> {
   const server = createServer((req, res) => {
-    void (async () => {
-      const path = decodeURIComponent(new URL(req.url ?? '/', 'http://shop').pathname);
-      if (path === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page());
-      const requested = resolve(ROOT, `.${path}`);
-      const file = requested.startsWith(join(ROOT, 'node_modules') + sep) ? await moduleFile(requested) : undefined;
-      if (file === undefined) return res.writeHead(404).end();
-      if (file !== requested) return res.writeHead(302, { Location: `/${relative(ROOT, file).split(sep).join('/')}` }).end();
-      res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(await readFile(file));
-    })().catch(() => res.writeHead(500).end());
+    const path = new URL(req.url ?? '/', 'http://shop').pathname;
+    if (path === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(front().html);
+    if (path === '/shop.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(front().script);
+    res.writeHead(404).end();
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   return {

@@ -1,4 +1,7 @@
 import { runSlowCasesIn } from '../helpers/cases';
 
-/** The graphql surface's slow cases, on a catalogue grown to 100,000 pets: see runSlowCasesIn. */
+/**
+ * The graphql surface's slow cases, on a catalogue grown to 100,000 pets and over the oracle's
+ * generated documents: see runSlowCasesIn.
+ */
 runSlowCasesIn(__dirname);

@@ -1,4 +1,7 @@
 import { runCasesIn } from '../helpers/cases';
 
-/** The graphql surface as one test file: see runCasesIn. */
-runCasesIn(__dirname);
+/**
+ * The graphql surface as one test file, with the response cache's cases (test/cache) and the live
+ * updates' (test/live): see runCasesIn.
+ */
+runCasesIn(__dirname, 'cache', 'live');

@@ -38,14 +38,12 @@ import type { Collected } from './sent-documents';
  * about a field (a variable's value, a directive's argument) is BAD_USER_INPUT and the answer has
  * no `data`: the gateway refuses such a request before anything runs.
  *
- * Shared by oracle.cases.ts (the findings, the front end's queries and the first generated
- * operations, in `npm test`) and oracle-generated.slow.cases.ts (the other generated operations).
+ * Shared by oracle.cases.ts (the findings and the front end's queries, in `npm test`) and
+ * oracle-generated.slow.cases.ts (the generated documents, in `npm run test:slow`).
  */
 export const GENERATED = 520;
 /** Generated documents an operation holds: GENERATED of them make 65 operations. */
 export const DOCUMENTS_PER_OPERATION = 8;
-/** The generated operations `npm test` checks (oracle.cases.ts); `npm run test:slow` checks the rest (oracle-generated.slow.cases.ts). */
-export const GENERATED_OPERATIONS_IN_NPM_TEST = 8;
 export const SENDS = 3;
 /** One operation at a time: the embedded database's one connection serves the gateway and the reference alike. */
 const IN_FLIGHT = 1;

@@ -34,7 +34,7 @@ export async function createPet(
 
 /**
  * Issues a key straight through the service: createApiKey itself is limited to 20 a minute, and
- * test/auth/api-keys.test.ts covers it over HTTP.
+ * test/domain/api-keys.cases.ts covers it over HTTP.
  */
 export async function createApiKey(
   t: TestApp,

@@ -6,24 +6,30 @@ const SLOW_CASES = '.slow.cases.ts';
 
 /**
  * Runs every `*.cases.ts` in `dir` within the calling test file, each in a `describe` named after
- * it. Jest evaluates every test file's modules afresh, the whole gateway included, at about half
- * a second a file; a surface's cases in one test file load them once. Each part still starts its
- * own app on its own database, and, loaded inside its `describe`, its hooks apply to its own tests
- * only, as they did in a file of their own. The slow cases (`*.slow.cases.ts`) are left to the
+ * it. Jest evaluates every test file's modules afresh, the whole gateway included, at about two
+ * seconds of CPU a file; a surface's cases in one test file load them once. Each part still
+ * starts its own app on its own database, and, loaded inside its `describe`, its hooks apply to its
+ * own tests only, as they did in a file of their own. `neighbours` are folders beside `dir` whose
+ * cases run here too, named `<folder>/<case>`: a surface of a few cases shares a larger one's
+ * file rather than load the gateway for itself. The slow cases (`*.slow.cases.ts`) are left to the
  * surface's `<surface>.slow.test.ts` (runSlowCasesIn).
  */
-export function runCasesIn(dir: string): void {
-  runEach(dir, (file) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES));
+export function runCasesIn(dir: string, ...neighbours: string[]): void {
+  const fast = (file: string) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES);
+  runEach(dir, fast);
+  for (const neighbour of neighbours) runEach(join(dir, '..', neighbour), fast, `${neighbour}/`);
 }
 
-/** Runs every `*.slow.cases.ts` in `dir` the same way, for the surface's `<surface>.slow.test.ts`. */
-export function runSlowCasesIn(dir: string): void {
-  runEach(dir, (file) => file.endsWith(SLOW_CASES));
+/** Runs every `*.slow.cases.ts` in `dir` (and its `neighbours`) the same way, for the surface's `<surface>.slow.test.ts`. */
+export function runSlowCasesIn(dir: string, ...neighbours: string[]): void {
+  const slow = (file: string) => file.endsWith(SLOW_CASES);
+  runEach(dir, slow);
+  for (const neighbour of neighbours) runEach(join(dir, '..', neighbour), slow, `${neighbour}/`);
 }
 
-function runEach(dir: string, included: (file: string) => boolean): void {
+function runEach(dir: string, included: (file: string) => boolean, prefix = ''): void {
   for (const file of readdirSync(dir).filter(included).sort()) {
-    describe(file.replace(/(\.slow)?\.cases\.ts$/, ''), () => {
+    describe(prefix + file.replace(/(\.slow)?\.cases\.ts$/, ''), () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       require(join(dir, file));
     });

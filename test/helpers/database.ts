@@ -45,13 +45,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 /**
  * An in-memory PGlite holding the template's data, served on a loopback socket and reached through
  * `pg`, as src/db/embedded.ts serves the gateway's own: an emptied one this file used before, or a
- * new one loaded from the template's data directory.
+ * new one loaded from the template's data directory. It is emptied for reuse only if its schema is
+ * still the template's: a test that replaced a function or renamed a column leaves it to no other.
  */
 async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
   const embedded = takeIdleServer() ?? (await serveEmbeddedCopy(dumpPath));
   let dataSource: Database['dataSource'];
   try {
     dataSource = await connectDatabase(embedded.url, { embedded: true });
+    if (!templateSchema.has(embedded)) templateSchema.set(embedded, await schemaOf(dataSource));
   } catch (error) {
     await embedded.stop();
     throw error;
@@ -62,6 +64,7 @@ async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
     url: embedded.url,
     async close() {
       try {
+        if ((await schemaOf(dataSource)) !== templateSchema.get(embedded)) throw new Error('schema changed');
         await dataSource.query(EMPTY_AS_THE_TEMPLATE);
       } catch {
         // Whatever the test left it in, a server that cannot be emptied is not reused.
@@ -73,6 +76,26 @@ async function openEmbeddedCopy(dumpPath: string): Promise<TestDatabase> {
       giveBackServer(embedded);
     },
   };
+}
+
+/** Each embedded server's schema as it came from the template (schemaOf). */
+const templateSchema = new WeakMap<EmbeddedPostgres, string>();
+
+/**
+ * A digest of the public schema: its tables' columns, its functions' sources, its triggers, and
+ * the migrations' rows (TypeORM takes the last migration by id).
+ */
+async function schemaOf(dataSource: Database['dataSource']): Promise<string> {
+  const [{ digest }] = await dataSource.query(`
+    SELECT md5(string_agg(part, E'\n' ORDER BY part)) AS digest FROM (
+      SELECT c.relname || ' ' || c.relkind::text || ' ' || coalesce(string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum), '') AS part
+        FROM pg_class c LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE c.relnamespace = 'public'::regnamespace GROUP BY c.oid, c.relname, c.relkind
+      UNION ALL SELECT p.oid::regprocedure::text || ' ' || md5(p.prosrc) FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+      UNION ALL SELECT t.tgname || ' ' || t.tgrelid::regclass::text || ' ' || t.tgfoid::regproc::text FROM pg_trigger t WHERE NOT t.tgisinternal
+      UNION ALL SELECT id || ' ' || name FROM migrations
+    ) AS parts`);
+  return digest as string;
 }
 
 /**

@@ -54,3 +54,31 @@ export async function partRequest(
 export function statusOf(response: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
 }
+
+/**
+ * Writes raw bytes and collects the answer until the server closes the connection. The client
+ * ends its side after `endAfterMs` (0: never), or as soon as `answered` says all it waits for has come.
+ */
+export function exchange(
+  url: string,
+  bytes: string,
+  endAfterMs = 1_000,
+  answered?: (text: string) => boolean,
+): Promise<{ head: string; body: string; closedAfterMs: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      if (answered?.(text)) socket.end();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const split = text.indexOf('\r\n\r\n');
+      resolve({ head: text.slice(0, split), body: text.slice(split + 4), closedAfterMs: Date.now() - started });
+    });
+    socket.write(bytes);
+    if (endAfterMs > 0) setTimeout(() => socket.end(), endAfterMs);
+  });
+}

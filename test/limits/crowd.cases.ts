@@ -9,6 +9,7 @@ import { RateLimiter } from '../../src/limits/limiter';
 import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { UnpaidDatabaseTime } from '../../src/db/class-database-time';
 import { createApiKey } from '../helpers/builders';
+import { busyLoop } from '../helpers/busy-loop';
 import { admittedNow, anonymous, keyOf, type Observed, testAdmitter, type Who } from './helpers/admitter';
 
 // A busy event loop (docs/contract.md §5, "Shedding").
@@ -25,12 +26,6 @@ function everyClass(): [string, Who][] {
     ['BUSINESS', keyOf(Plan.BUSINESS)],
     ['admin', keyOf(Plan.FREE, ApiKeyRole.ADMIN)],
   ];
-}
-
-/** Keeps the event loop busy for `ms`, as a crowd's requests would. */
-function busyLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
 }
 
 describe('a busy event loop', () => {
@@ -55,8 +50,10 @@ describe('a busy event loop', () => {
   it('sheds the requests of a low-priority client with many on the instance, 503 with Retry-After, anonymous first, paying plans never', async () => {
     const observed: Observed = { refusals: [] };
     let delayMs = 0;
+    let now = 0;
     const admitter = testAdmitter(
       {
+        limiter: new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now),
         admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
         loopDelay: { ms: () => delayMs, shedAtOf: (caller) => shedAtLoopDelayOf(caller, 50) },
       },
@@ -69,6 +66,8 @@ describe('a busy event loop', () => {
     }
     const lateBy = (ms: number) => {
       delayMs = ms;
+      // A second after the last look: a caller shed then was told to retry by now, and is not held.
+      now += 1_000;
       return admittedNow(admitter, callers, { code: 'SERVICE_UNAVAILABLE', status: 503, retryAfterSeconds: 1, message: expect.stringMatching(/^This instance is busy: its work runs \d+ ms late/) });
     };
     expect(await lateBy(49)).toEqual(['anonymous', 'FREE', 'PRO', 'BUSINESS', 'admin']);

@@ -134,7 +134,9 @@ describe('InFlight', () => {
 
   it('sheds by priority when the instance holds many requests in flight: anonymous first, then FREE, then paying plans, admin and ENTERPRISE never; a subscribe as a request', async () => {
     const observed: Observed = { refusals: [] };
-    const admitter = testAdmitter({ admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }), shedAtOf }, observed);
+    let now = 0;
+    const limiter = new RateLimiter(new MemoryLimiterStore(), { threshold: 10, durationMs: 60_000 }, () => now);
+    const admitter = testAdmitter({ limiter, admissionOf: () => ({ max: INSTANCE_REQUESTS_IN_FLIGHT, queue: 0, waitMs: 1_000 }), shedAtOf }, observed);
     const callers: [string, Who][] = [
       ['anonymous', anonymous('10.0.0.1')],
       ['FREE', keyOf(Plan.FREE)],
@@ -146,6 +148,8 @@ describe('InFlight', () => {
     // The instance fills with one admin key's requests; at each level, who is still let in.
     const held: Scope[] = [];
     const admittedAt = async (inFlight: number) => {
+      // Each level a second after the last: a caller shed there was told to retry by now, and is not held.
+      now += 1_000;
       while (held.length < inFlight) {
         const scope = new Scope();
         expect((await admitter.admit(keyOf(Plan.ENTERPRISE, ApiKeyRole.ADMIN), 'key:filler', scope)).refusal).toBeUndefined();

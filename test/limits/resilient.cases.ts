@@ -19,6 +19,8 @@ import { printFigure } from '../helpers/figures';
  */
 const QUOTA = { perMinute: 5, perDay: 100 };
 const BAN = { threshold: 100, durationMs: 900_000 };
+/** Redis tried again every 50 ms while it fails, not every second: the tests wait for its return. */
+const PROBE_EVERY_MS = 50;
 
 const eventually = (condition: () => boolean | Promise<boolean>) => waitFor(condition, 10_000, 'the condition');
 
@@ -49,7 +51,7 @@ async function rig(ban: BanPolicy): Promise<Rig> {
   const server = await redisServer();
   await server.start();
   const log = captureLog();
-  const stores = await createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: log.logger, prefix: deployment });
+  const stores = await createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: log.logger, prefix: deployment, probeEveryMs: PROBE_EVERY_MS });
   // The request limiter's own keys, as createLimiterStore lays them out.
   const prefix = `${deployment}:rl`;
   return { prefix, server, stores, limiter: new RateLimiter(stores.store, ban), log };
@@ -216,7 +218,7 @@ withOwnRedis('two instances limiting from memory while Redis is too slow to answ
     await server.start();
     const deployment = `rl-test-${randomBytes(4).toString('hex')}`;
     const open = () =>
-      createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: captureLog().logger, prefix: deployment, heartbeatEveryMs: 50 });
+      createLimiterStore({ redis: { kind: 'single', url: server.url }, logger: captureLog().logger, prefix: deployment, heartbeatEveryMs: 50, probeEveryMs: PROBE_EVERY_MS });
     instances = [await open(), await open()];
   });
   afterAll(async () => {

@@ -1,11 +1,9 @@
 import { generateApiKey } from '../../src/auth/key-secret';
-import { CROWDING_REQUESTS } from '../../src/limits/admit';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createApiKey } from '../helpers/builders';
 import { gql } from '../helpers/gql';
-import { activeSubscriptions, eventually, liveClient, subscribe, wsUrl } from '../helpers/live';
-import { partRequest } from '../helpers/raw-http';
-import { rawSocket } from '../helpers/raw-socket';
+import { activeSubscriptions, eventually, liveClient, subscribe } from '../helpers/live';
+import { headersOf, INVENTORY, oneRequest, TRANSPORTS, type Who } from './transports';
 
 /**
  * One admission for every transport (docs/contract.md §5, §9): every request, subscribe and stream
@@ -14,11 +12,10 @@ import { rawSocket } from '../helpers/raw-socket';
  * the window's 429s, then, past BAN_THRESHOLD refusals, the ban's 403s, each saying when to come
  * back; a socket whose key is banned is then closed 4403 with the ban's code (§9). A crowd of
  * addresses and keys (behind a trusted proxy) gets the same answers over each; so does a crowd
- * member that a busy loop sheds by its priority.
+ * member that a busy loop sheds by its priority (one-admission-shedding.slow.cases.ts).
  */
 const QUOTA = 10;
 const SENT = 14;
-const INVENTORY = 'subscription { inventoryChanged { petId quantity } }';
 
 let t: TestApp;
 
@@ -94,66 +91,6 @@ describe('one client past its quota', () => {
   });
 });
 
-/** A client of a crowd: the address its proxy names in X-Forwarded-For, and the key it presents, if any. */
-interface Who {
-  address: string;
-  key?: string;
-}
-
-/** How one transport sends one request or subscribe: what it got, as `outcomeOf` says it. */
-type Transport = (app: TestApp, who: Who) => Promise<string>;
-
-/** Admitted, or a refusal's status and code, and whether it says when to come back. */
-const outcomeOf = (status: number, code: string | undefined, retryAfter: unknown) =>
-  status === 200 ? 'admitted' : `${status} ${code}${Number(retryAfter) > 0 ? ', Retry-After' : ''}`;
-
-const headersOf = (who: Who): Record<string, string> => ({ 'X-Forwarded-For': who.address, ...(who.key ? { 'X-API-Key': who.key } : {}) });
-
-const oneRequest: Transport = async (app, who) => {
-  const result = await gql(app.url, '{ __typename }', undefined, { headers: headersOf(who) });
-  return outcomeOf(result.status, result.errors?.[0].extensions.code, result.headers['retry-after']);
-};
-
-/** A stream opened and let go at once. */
-const oneStream: Transport = async (app, who) => {
-  const response = await fetch(`${app.url}/graphql/stream`, {
-    method: 'POST',
-    headers: { accept: 'text/event-stream', 'content-type': 'application/json', ...headersOf(who) },
-    body: JSON.stringify({ query: INVENTORY }),
-  });
-  if (response.status === 200) {
-    await response.body?.cancel();
-    return 'admitted';
-  }
-  const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
-  return outcomeOf(response.status, body.errors[0].extensions.code, response.headers.get('retry-after'));
-};
-
-/**
- * A socket of its own (the key in `connection_init`) and one subscribe on it: the socket closed
- * at `connection_init` (its code and reason), or the subscribe's refusal, or admitted.
- */
-const oneSubscribe: Transport = async (app, who) => {
-  const socket = await rawSocket(wsUrl(app), { headers: { 'X-Forwarded-For': who.address } });
-  let closed: { code: number; reason: string } | undefined;
-  void socket.closed.then((close) => (closed = close));
-  try {
-    socket.send({ type: 'connection_init', payload: who.key ? { 'X-API-Key': who.key } : {} });
-    await eventually(() => closed !== undefined || socket.messages.length > 0);
-    if (closed) return `closed ${closed.code} ${closed.reason}`;
-    const before = await activeSubscriptions(app);
-    socket.send({ id: '1', type: 'subscribe', payload: { query: INVENTORY } });
-    const refusal = () => socket.messages.find((message) => message.type === 'error')?.payload[0];
-    await eventually(async () => refusal() !== undefined || (await activeSubscriptions(app)) > before);
-    const error = refusal();
-    return error ? outcomeOf(error.extensions.status, error.extensions.code, error.extensions.retryAfter) : 'admitted';
-  } finally {
-    socket.socket.terminate();
-  }
-};
-
-const TRANSPORTS: Record<string, Transport> = { http: oneRequest, websocket: oneSubscribe, sse: oneStream };
-
 /** Sends `count` requests of the client over HTTP, a few at a time (within its requests in flight). */
 async function sendRequests(app: TestApp, who: Who, count: number): Promise<string[]> {
   const outcomes: string[] = [];
@@ -222,68 +159,6 @@ describe('a crowd', () => {
       'banned key': 'closed 4403 API_KEY_BANNED',
     };
     expect(outcomes).toEqual({ http: request, websocket: socket, sse: request });
-    await eventually(async () => (await activeSubscriptions(app)) === 0);
-  }, 60_000);
-});
-
-/** Keeps the event loop busy for `ms`, as a crowd's requests would. */
-function busyLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
-
-describe('shedding by priority', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    // Anonymous clients are shed from 50 ms late, FREE keys from 100, paying plans never.
-    app = await startTestApp({ TRUST_PROXY: 'true', SHED_LOOP_DELAY_MS: '50' });
-  });
-  afterAll(() => app.close());
-
-  const inFlight = async () => (await app.app.metrics.registry.getSingleMetric('petstore_requests_in_flight')?.get())?.values.find(({ labels }) => labels.state === 'running')?.value ?? 0;
-
-  /**
-   * The client's CROWDING_REQUESTS requests on the instance, held there by their bodies: it is a
-   * crowd member, which a busy loop sheds by its priority.
-   */
-  const crowding = async (who: Who) => {
-    const before = await inFlight();
-    const held = await Promise.all(Array.from({ length: CROWDING_REQUESTS }, () => partRequest(app.url, { headers: headersOf(who), body: JSON.stringify({ query: '{ __typename }' }), sentBytes: 1 })));
-    await eventually(async () => (await inFlight()) === before + CROWDING_REQUESTS);
-    return held;
-  };
-
-  it('sheds a low-priority crowd member alike over HTTP, WebSocket and SSE while the loop runs late, a paying key never', async () => {
-    const callers: Record<string, Who> = {
-      anonymous: { address: '10.9.0.1' },
-      'FREE key': { address: '10.9.0.2', key: (await createApiKey(app, { plan: 'FREE' })).key },
-      'PRO key': { address: '10.9.0.3', key: (await createApiKey(app, { plan: 'PRO' })).key },
-    };
-    const held = [];
-    for (const who of Object.values(callers)) held.push(...(await crowding(who)));
-    // Every turn of the loop spends 200 ms: past both the anonymous and the FREE delay, every sample.
-    let turns = 0;
-    const hog = setInterval(() => {
-      busyLoop(200);
-      turns += 1;
-    }, 1);
-    const outcomes: Record<string, Record<string, string>> = {};
-    try {
-      // Two turns: a sample of the loop has come between them.
-      await eventually(() => turns >= 2);
-      // One caller at a time: a socket's subscribe is seen admitted by the count of active
-      // subscriptions, which another caller's admitted subscribe would also raise.
-      for (const [name, send] of Object.entries(TRANSPORTS)) {
-        outcomes[name] = {};
-        for (const [caller, who] of Object.entries(callers)) outcomes[name][caller] = await send(app, who);
-      }
-    } finally {
-      clearInterval(hog);
-      held.forEach((request) => request.reset());
-    }
-    const shed = '503 SERVICE_UNAVAILABLE, Retry-After';
-    const expected = { anonymous: shed, 'FREE key': shed, 'PRO key': 'admitted' };
-    expect(outcomes).toEqual({ http: expected, websocket: expected, sse: expected });
     await eventually(async () => (await activeSubscriptions(app)) === 0);
   }, 60_000);
 });

@@ -32,7 +32,9 @@ describe('/healthz and /readyz', () => {
   });
 
   it('says so when a migration is missing, logging the 503 as a warning, not an error', async () => {
-    await t.db.dataSource.query("DELETE FROM migrations WHERE name LIKE 'IdempotencyKeys%'");
+    // Put back as it was, its id too: TypeORM takes the row of the highest id for the last migration.
+    const [missing] = await t.db.dataSource.query("SELECT id, timestamp, name FROM migrations WHERE name LIKE 'IdempotencyKeys%'");
+    await t.db.dataSource.query('DELETE FROM migrations WHERE id = $1', [missing.id]);
     try {
       const response = await request(t.url).get('/readyz').set('X-Request-Id', 'unready-1');
       expect(response.status).toBe(503);
@@ -40,9 +42,7 @@ describe('/healthz and /readyz', () => {
       await waitFor(async () => log.lines.some((entry) => entry.requestId === 'unready-1'), 5_000, 'the request line');
       expect(log.lines.find((entry) => entry.requestId === 'unready-1')).toMatchObject({ level: 40, msg: 'request unavailable', status: 503 });
     } finally {
-      await t.db.dataSource.query(
-        "INSERT INTO migrations (timestamp, name) VALUES (1795322186073, 'IdempotencyKeys1795322186073')",
-      );
+      await t.db.dataSource.query('INSERT INTO migrations (id, timestamp, name) VALUES ($1, $2, $3)', [missing.id, missing.timestamp, missing.name]);
     }
   });
 

@@ -21,13 +21,19 @@ class SurfaceSequencer extends Sequencer {
 }
 
 function withCases(testPath) {
-  // Only a surface's test file runs the cases beside it; another file there is weighed alone.
-  if (!/runCases\w*In\(/.test(readFileSync(testPath, 'utf8'))) return statSync(testPath).size;
+  // Only a surface's test file runs the cases beside it (and its neighbours'); another file there is weighed alone.
+  const text = readFileSync(testPath, 'utf8');
+  const runs = /run\w*CasesIn\(__dirname((?:,\s*'[\w-]+')*)\)/.exec(text);
+  if (!runs) return statSync(testPath).size;
   const dir = dirname(testPath);
+  const folders = [dir, ...[...runs[1].matchAll(/'([\w-]+)'/g)].map(([, name]) => join(dir, '..', name))];
   // A surface's slow test file runs its `*.slow.cases.ts`, the other its `*.cases.ts` (test/helpers/cases.ts).
   const slow = testPath.endsWith('.slow.test.ts');
-  const cases = readdirSync(dir).filter((name) => name.endsWith('.cases.ts') && name.endsWith('.slow.cases.ts') === slow);
-  return statSync(testPath).size + cases.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+  const sizeOfCases = (folder) =>
+    readdirSync(folder)
+      .filter((name) => name.endsWith('.cases.ts') && name.endsWith('.slow.cases.ts') === slow)
+      .reduce((sum, name) => sum + statSync(join(folder, name)).size, 0);
+  return statSync(testPath).size + folders.reduce((sum, folder) => sum + sizeOfCases(folder), 0);
 }
 
 module.exports = SurfaceSequencer;

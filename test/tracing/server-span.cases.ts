@@ -3,7 +3,7 @@ import { requestAttributes } from '../../src/telemetry/server-span';
 
 /**
  * The HTTP server span's request attributes (src/telemetry/server-span.ts), by OpenTelemetry's
- * HTTP conventions: the parts a request over the test gateway (tracing.cases.ts) does not reach.
+ * HTTP conventions: the parts a request over the test gateway (tracing.slow.cases.ts) does not reach.
  */
 function request(url: string, headers: Record<string, string> = {}, method = 'GET'): IncomingMessage {
   return { method, url, headers, httpVersion: '1.1', socket: { remoteAddress: '10.0.0.9', remotePort: 51000 } } as unknown as IncomingMessage;

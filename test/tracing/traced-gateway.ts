@@ -12,8 +12,8 @@ import { DATABASE_BOUND } from '../helpers/app';
  * Traces (docs/contract.md §10): the gateway as a process (src/main.ts, as `npm start` runs it)
  * exporting to a real OTLP/HTTP receiver started here, every span decoded as it arrived. With
  * DATABASE_URL and REDIS_URL, on PostgreSQL with its limiter on Redis; else embedded. Shared by
- * tracing.cases.ts (one exporting gateway, in `npm test`) and sampling.slow.cases.ts (a gateway
- * per sampler, in `npm run test:slow`).
+ * tracing.slow.cases.ts (one exporting gateway) and sampling.slow.cases.ts (a gateway per
+ * sampler), both in `npm run test:slow`.
  */
 export const SERVICES = Boolean(process.env.DATABASE_URL);
 export const INTERNAL = 1;

@@ -1,9 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { seedDemoCatalogue } from '../src/db/seed';
-import { startTestApp, type TestApp } from './helpers/app';
-import { fencedBlocks, readDocument } from './helpers/docs';
-import { subscribed } from './helpers/live';
+import { seedDemoCatalogue } from '../../src/db/seed';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { fencedBlocks, readDocument } from '../helpers/docs';
+import { subscribed } from '../helpers/live';
 
 /**
  * The README's command-line tour, pasted as a newcomer would: into a shell, against a gateway
