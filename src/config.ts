@@ -114,7 +114,7 @@ export class ConfigError extends Error {
 
 /**
  * Every variable loadConfig reads, each documented once, in the "Configuration" table of docs/operating.md
- * (test/config-docs.test.ts holds the two to each other). The readers below take only these names.
+ * (test/config-docs.cases.ts holds the two to each other). The readers below take only these names.
  */
 export const ENVIRONMENT_VARIABLES = [
   'NODE_ENV',

@@ -5,4 +5,4 @@ import { runCasesIn } from '../helpers/cases';
  * keys that reach them; with the operations' cases (test/ops) and the database's (test/db): see
  * runCasesIn.
  */
-runCasesIn(__dirname, 'ops', 'db');
+runCasesIn(__dirname, '../ops', '../db');

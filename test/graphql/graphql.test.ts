@@ -4,4 +4,4 @@ import { runCasesIn } from '../helpers/cases';
  * The graphql surface as one test file, with the response cache's cases (test/cache) and the live
  * updates' (test/live): see runCasesIn.
  */
-runCasesIn(__dirname, 'cache', 'live');
+runCasesIn(__dirname, '../cache', '../live');

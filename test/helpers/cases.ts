@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** Cases that wait on processes, whole catalogues or a compiler run in `npm run test:slow`, apart from `npm test`. */
 const SLOW_CASES = '.slow.cases.ts';
@@ -9,22 +9,22 @@ const SLOW_CASES = '.slow.cases.ts';
  * it. Jest evaluates every test file's modules afresh, the whole gateway included, at about two
  * seconds of CPU a file; a surface's cases in one test file load them once. Each part still
  * starts its own app on its own database, and, loaded inside its `describe`, its hooks apply to its
- * own tests only, as they did in a file of their own. `neighbours` are folders beside `dir` whose
- * cases run here too, named `<folder>/<case>`: a surface of a few cases shares a larger one's
- * file rather than load the gateway for itself. The slow cases (`*.slow.cases.ts`) are left to the
+ * own tests only, as they did in a file of their own. `neighbours` are other folders (relative to
+ * `dir`) whose cases run here too, named `<folder>/<case>`: a surface of a few cases shares a
+ * larger one's file rather than load the gateway for itself. The slow cases (`*.slow.cases.ts`) are left to the
  * surface's `<surface>.slow.test.ts` (runSlowCasesIn).
  */
 export function runCasesIn(dir: string, ...neighbours: string[]): void {
   const fast = (file: string) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES);
   runEach(dir, fast);
-  for (const neighbour of neighbours) runEach(join(dir, '..', neighbour), fast, `${neighbour}/`);
+  for (const neighbour of neighbours) runEach(join(dir, neighbour), fast, `${basename(neighbour)}/`);
 }
 
 /** Runs every `*.slow.cases.ts` in `dir` (and its `neighbours`) the same way, for the surface's `<surface>.slow.test.ts`. */
 export function runSlowCasesIn(dir: string, ...neighbours: string[]): void {
   const slow = (file: string) => file.endsWith(SLOW_CASES);
   runEach(dir, slow);
-  for (const neighbour of neighbours) runEach(join(dir, '..', neighbour), slow, `${neighbour}/`);
+  for (const neighbour of neighbours) runEach(join(dir, neighbour), slow, `${basename(neighbour)}/`);
 }
 
 function runEach(dir: string, included: (file: string) => boolean, prefix = ''): void {

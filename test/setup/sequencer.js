@@ -23,10 +23,10 @@ class SurfaceSequencer extends Sequencer {
 function withCases(testPath) {
   // Only a surface's test file runs the cases beside it (and its neighbours'); another file there is weighed alone.
   const text = readFileSync(testPath, 'utf8');
-  const runs = /run\w*CasesIn\(__dirname((?:,\s*'[\w-]+')*)\)/.exec(text);
+  const runs = /run\w*CasesIn\(__dirname((?:,\s*'[\w./-]+')*)\)/.exec(text);
   if (!runs) return statSync(testPath).size;
   const dir = dirname(testPath);
-  const folders = [dir, ...[...runs[1].matchAll(/'([\w-]+)'/g)].map(([, name]) => join(dir, '..', name))];
+  const folders = [dir, ...[...runs[1].matchAll(/'([\w./-]+)'/g)].map(([, name]) => join(dir, name))];
   // A surface's slow test file runs its `*.slow.cases.ts`, the other its `*.cases.ts` (test/helpers/cases.ts).
   const slow = testPath.endsWith('.slow.test.ts');
   const sizeOfCases = (folder) =>
