@@ -1,7 +1,4 @@
 import { runCasesIn } from '../helpers/cases';
 
-/**
- * The graphql surface as one test file, with the response cache's cases (test/cache) and the live
- * updates' (test/live): see runCasesIn.
- */
-runCasesIn(__dirname, '../cache', '../live');
+/** The graphql surface as one test file, with the response cache's cases (test/cache): see runCasesIn. */
+runCasesIn(__dirname, '../cache');

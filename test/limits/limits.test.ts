@@ -1,4 +1,4 @@
 import { runCasesIn } from '../helpers/cases';
 
-/** The limits surface as one test file: see runCasesIn. */
-runCasesIn(__dirname);
+/** The limits surface as one test file, with the live updates' cases (test/live): see runCasesIn. */
+runCasesIn(__dirname, '../live');
