@@ -1,12 +1,12 @@
-import type { Client } from 'graphql-ws';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { CONNECTION_INIT_TIMEOUT_MS } from '../../src/pipeline/ws/websocket.server';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createApiKey, createCategory, createPet, setStock, stockedPet } from '../helpers/builders';
+import { createApiKey, setStock, stockedPet } from '../helpers/builders';
 import { gql } from '../helpers/gql';
-import { activeSubscriptions, caughtUp, eventually, liveClient, subscribe, subscribed, wsUrl } from '../helpers/live';
+import { caughtUp, liveClient, subscribe, subscribed, wsUrl } from '../helpers/live';
 import { acknowledgedSocket, type RawSocketOptions, rawSocket } from '../helpers/raw-socket';
+import { stillServing } from './still-serving';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -18,24 +18,6 @@ afterAll(() => t.close());
 const raw = (options?: RawSocketOptions) => rawSocket(wsUrl(t), options);
 const acknowledged = (key?: string) => acknowledgedSocket(wsUrl(t), key);
 
-/** The gateway still serves HTTP and subscriptions after whatever a test threw at it. */
-async function stillServing(app: TestApp = t): Promise<void> {
-  await eventually(async () => (await activeSubscriptions(app)) === 0);
-  expect((await gql(app.url, '{ pets(first: 1) { totalCount } }')).status).toBe(200);
-  const petId = await stockedPet(app, 1);
-  await caughtUp(app);
-  const client: Client = liveClient(app);
-  try {
-    const feed = subscribe(client, 'subscription($p: [ID!]) { inventoryChanged(petIds: $p) { quantity } }', { p: [petId] });
-    await subscribed(app, 1);
-    await setStock(app, petId, 3);
-    await feed.until(1);
-    expect(feed.events[0].data?.inventoryChanged.quantity).toBe(3);
-  } finally {
-    await client.dispose();
-  }
-}
-
 describe('socket refusals by protocol close codes', () => {
   it.each([
     ['a message that is not JSON', '{"type": "connection_init"', 4400],
@@ -45,7 +27,7 @@ describe('socket refusals by protocol close codes', () => {
     const socket = await acknowledged();
     socket.send(message);
     expect((await socket.closed).code).toBe(code);
-    await stillServing();
+    await stillServing(t);
   });
 
   it('closes 4401 on a subscribe before connection_init', async () => {
@@ -73,7 +55,7 @@ describe('socket refusals by protocol close codes', () => {
     const socket = await acknowledged();
     socket.send({ id: '1', type: 'subscribe', payload: { query: `subscription { petChanged { id } } # ${'x'.repeat(110_000)}` } });
     expect((await socket.closed).code).toBe(1009);
-    await stillServing();
+    await stillServing(t);
   });
 
   it('closes 4406 when the client asks for no subprotocol, and offers none but graphql-transport-ws', async () => {
@@ -140,7 +122,7 @@ describe('subscribe refusals by error messages, the socket staying open', () => 
     socket.send({ id: 'same', type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } });
     socket.send({ id: 'same', type: 'subscribe', payload: { query: 'subscription { petChanged { id } }' } });
     expect((await socket.closed).code).toBe(4409);
-    await stillServing();
+    await stillServing(t);
   });
 });
 
@@ -195,40 +177,4 @@ describe('metrics', () => {
     expect(text).toMatch(/^# HELP petstore_live_events_dropped_total /m);
     await client.dispose();
   });
-});
-
-describe('a client that stops reading', () => {
-  it('has its socket closed with 1013 once over 1 MiB waits unsent, the drops counted', async () => {
-    const category = await createCategory(t, 'Crowded');
-    // Names as long as allowed (100 characters): each event's resolution then sends the most bytes.
-    await t.db.dataSource.query(
-      `INSERT INTO pets (name, category_id, status) SELECT rpad('A long name to fill the socket quickly', 96, ' and more') || ' ' || i, $1, 'available' FROM generate_series(1, 100) AS i`,
-      [category],
-    );
-    const petId = await createPet(t, category, 'Moving');
-    const socket = await acknowledged(t.adminKey);
-    const query = `subscription { petChanged(ids: ["${petId}"]) { pet { category { pets(first: 100) { nodes { name } } } } } }`;
-    for (let id = 0; id < 500; id++) socket.send({ id: String(id), type: 'subscribe', payload: { query } });
-    await subscribed(t, 500);
-    // The client reads no more: what the server sends piles up in the kernel, then in ws.
-    socket.socket.pause();
-    // One change at a time, each sent once the last one's 500 events were sent or dropped: changes
-    // sent faster than a busy machine resolves their events would each cost 500 more resolutions.
-    const petChangedEvents = async (metric: string) =>
-      (await t.app.metrics.registry.getSingleMetric(metric)?.get())?.values.find(({ labels }) => labels.operation === 'petChanged')?.value ?? 0;
-    const delivered = () => petChangedEvents('petstore_live_events_delivered_total');
-    const dropped = async () => (await petChangedEvents('petstore_live_events_dropped_total')) > 0;
-    const deliveredBefore = await delivered();
-    for (let i = 0; i < 30 && !(await dropped()); i++) {
-      await gql(t.url, `mutation { updatePet(id: "${petId}", input: { name: "Moving ${i}" }) { id } }`, undefined, { key: t.adminKey });
-      await eventually(async () => (await delivered()) - deliveredBefore >= 500 * (i + 1) || (await dropped()), 10_000);
-    }
-    await eventually(dropped, 10_000);
-    expect((await request(t.url).get('/metrics')).text).toMatch(/^petstore_live_events_dropped_total\{operation="petChanged"\} [1-9]/m);
-    // Reading again, the client gets what was queued, then the close frame.
-    socket.socket.resume();
-    expect((await socket.closed).code).toBe(1013);
-    await eventually(async () => (await activeSubscriptions(t)) === 0);
-    await stillServing();
-  }, 45_000);
 });

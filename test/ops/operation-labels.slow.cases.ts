@@ -36,3 +36,19 @@ it('labels a real operation name sent after 300 junk names, keeps a busy one thr
   expect(counts.size).toBeLessThanOrEqual(MAX_OPERATION_LABELS + 1);
   expect([...counts.values()].reduce((sum, count) => sum + count, 0)).toBe(306);
 });
+
+it('keeps operation names bounded: unnamed operations are `anonymous`, counts of names pushed out `other`', async () => {
+  await request(t.url).post('/graphql').set('X-API-Key', t.adminKey).send({ query: '{ pets(first: 1) { totalCount } }' }).expect(200);
+  // Ten at a time: the names' order is not what the test is about.
+  for (let i = 0; i < 210; i += 10) {
+    await Promise.all(
+      Array.from({ length: 10 }, (_, j) => request(t.url).post('/graphql').set('X-API-Key', t.adminKey).send({ query: `query Op${i + j} { pets(first: 1) { totalCount } }` })),
+    );
+  }
+  const text = (await request(t.url).get('/metrics')).text;
+  const names = new Set([...text.matchAll(/petstore_http_requests_total\{surface="graphql",operation="([^"]+)"/g)].map((m) => m[1]));
+  // The 200 busiest names, `anonymous` and `other`.
+  expect(names.size).toBeLessThanOrEqual(202);
+  expect(names.has('other')).toBe(true);
+  expect(names.has('anonymous')).toBe(true);
+});
