@@ -1,7 +1,6 @@
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
 import { RetryLink } from '@apollo/client/link/retry';
 import http from 'node:http';
-import request from 'supertest';
 
 /** The answer to each request the server saw, as the browser's network panel would list it. */
 export interface Tally {
@@ -30,12 +29,6 @@ export function pageClient(url: string, tally: Tally, key?: string, onStatus: (s
     cache: new InMemoryCache({ typePolicies: { InventoryItem: { keyFields: ['petId'] } } }),
   });
 }
-
-/** A gauge or counter of the gateway's /metrics without labels. */
-export const metricOf = async (url: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await request(url).get('/metrics')).text)?.[1] ?? 0);
-
-/** Requests holding one of their identity's in-flight slots on the instance. */
-export const runningRequests = async (url: string) => Number(/^petstore_requests_in_flight\{state="running"\} (\d+)/m.exec((await request(url).get('/metrics')).text)?.[1] ?? 0);
 
 /** A POST of the key to /graphql that has sent its headers and only part of its body, holding an in-flight slot. */
 export function bodyOnItsWay(url: string, key: string): http.ClientRequest {

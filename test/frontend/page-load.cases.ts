@@ -2,10 +2,11 @@ import type { ApolloClient } from '@apollo/client';
 import request from 'supertest';
 import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
+import { metric } from '../helpers/metrics';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
 import { waitFor } from '../helpers/wait';
 import { corpusOperation } from './corpus';
-import { metricOf, pageClient, type Tally } from './page-client';
+import { pageClient, type Tally } from './page-client';
 import { printFigure } from '../helpers/figures';
 
 /**
@@ -42,8 +43,6 @@ function mountCatalogue(client: ApolloClient) {
   return Promise.all(queries.map(([name, variables]) => client.query({ query: corpusOperation(name), variables, fetchPolicy: 'network-only' })));
 }
 
-const metric = (name: string) => metricOf(t.url, name);
-
 it.each([
   ['an anonymous visitor', undefined],
   ['a FREE key', 'FREE'],
@@ -70,16 +69,16 @@ it('lets a burst of 40 at once wait for slots rather than refuse it, and bans no
   await client.query({ query: corpusOperation('Quota'), fetchPolicy: 'network-only' }); // the key's lookup is cached first
   // The test holds the pets table, so that the burst is all in flight at once: 16 run, 24 wait.
   const hold = await holdPets(t);
-  const waitsBefore = await metric('petstore_admission_waits_total');
+  const waitsBefore = await metric(t, 'petstore_admission_waits_total');
   const burst = Promise.all(
     Array.from({ length: 40 }, (_, i) =>
       client.query({ query: corpusOperation('PetList'), variables: { first: i + 1, withStock: i % 2 === 0 }, fetchPolicy: 'network-only' }),
     ),
   );
-  await waitFor(async () => (await metric('petstore_admission_waits_total')) - waitsBefore >= 24, 10_000, '24 requests of the burst waiting for a slot');
+  await waitFor(async () => (await metric(t, 'petstore_admission_waits_total')) - waitsBefore >= 24, 10_000, '24 requests of the burst waiting for a slot');
   await hold.release();
   const results = await burst;
-  const waited = (await metric('petstore_admission_waits_total')) - waitsBefore;
+  const waited = (await metric(t, 'petstore_admission_waits_total')) - waitsBefore;
   printFigure(`burst of 40: ${tally.statuses.filter((s) => s === 200).length - 1} answered 200, ${waited} waited for a slot, ${tally.statuses.filter((s) => s !== 200).length} refused`);
 
   expect(results.map((result) => result.error)).toEqual(Array(40).fill(undefined));

@@ -1,9 +1,10 @@
 import { PLAN_LIMITS, Plan } from '../../src/auth/plans';
 import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
+import { metric } from '../helpers/metrics';
 import { waitFor } from '../helpers/wait';
 import { corpusOperation } from './corpus';
-import { bodyOnItsWay, pageClient, runningRequests, type Tally } from './page-client';
+import { bodyOnItsWay, pageClient, type Tally } from './page-client';
 
 /**
  * A page whose request waited for a slot until its wait ran out (page-load.cases.ts has the
@@ -23,7 +24,7 @@ it('retries a request refused when its wait for a slot ran out, once Retry-After
   const { key } = await createApiKey(t, { plan: 'FREE' });
   // Every slot of the key held by a request whose body is still on its way: the next one waits for a slot until its wait runs out.
   const held = Array.from({ length: max }, () => bodyOnItsWay(t.url, key));
-  await waitFor(async () => (await runningRequests(t.url)) >= max, 10_000, 'every slot taken');
+  await waitFor(async () => (await metric(t, 'petstore_requests_in_flight', { state: 'running' })) >= max, 10_000, 'every slot taken');
 
   const tally: Tally = { statuses: [] };
   let refused: () => void = () => {};

@@ -15,23 +15,24 @@ const SLOW_CASES = '.slow.cases.ts';
  * surface's `<surface>.slow.test.ts` (runSlowCasesIn).
  */
 export function runCasesIn(dir: string, ...neighbours: string[]): void {
-  const fast = (file: string) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES);
-  runEach(dir, fast);
-  for (const neighbour of neighbours) runEach(join(dir, neighbour), fast, `${basename(neighbour)}/`);
+  runEach(dir, neighbours, (file) => file.endsWith('.cases.ts') && !file.endsWith(SLOW_CASES));
 }
 
 /** Runs every `*.slow.cases.ts` in `dir` (and its `neighbours`) the same way, for the surface's `<surface>.slow.test.ts`. */
 export function runSlowCasesIn(dir: string, ...neighbours: string[]): void {
-  const slow = (file: string) => file.endsWith(SLOW_CASES);
-  runEach(dir, slow);
-  for (const neighbour of neighbours) runEach(join(dir, neighbour), slow, `${basename(neighbour)}/`);
+  runEach(dir, neighbours, (file) => file.endsWith(SLOW_CASES));
 }
 
-function runEach(dir: string, included: (file: string) => boolean, prefix = ''): void {
-  for (const file of readdirSync(dir).filter(included).sort()) {
+function runEach(dir: string, neighbours: string[], included: (file: string) => boolean): void {
+  runFolder(dir, '', included);
+  for (const neighbour of neighbours) runFolder(join(dir, neighbour), `${basename(neighbour)}/`, included);
+}
+
+function runFolder(folder: string, prefix: string, included: (file: string) => boolean): void {
+  for (const file of readdirSync(folder).filter(included).sort()) {
     describe(prefix + file.replace(/(\.slow)?\.cases\.ts$/, ''), () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      require(join(dir, file));
+      require(join(folder, file));
     });
   }
 }

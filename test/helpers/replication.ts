@@ -6,6 +6,7 @@ import { parseLsn } from '../../src/sql/lsn';
 import { startTestApp, type TestApp, type TestAppOptions } from './app';
 import type { TestDatabase } from './database';
 import { postgresBinDir, type PostgresCluster, startPostgresCluster, startStandby } from './postgres-cluster';
+import { metric } from './metrics';
 import { describeWhen } from './services';
 import { waitFor } from './wait';
 
@@ -69,13 +70,6 @@ export async function startReplication(env: Record<string, string> = {}, { casca
       await primary.remove();
     },
   };
-}
-
-/** A gauge or counter's value in an instance's metrics (0 when absent). */
-export async function metric(t: TestApp, name: string, labels: Record<string, string>): Promise<number> {
-  const { values } = await t.app.metrics.registry.getSingleMetric(name)!.get();
-  const value = values.find((each) => Object.entries(labels).every(([label, wanted]) => each.labels[label] === wanted));
-  return value?.value ?? 0;
 }
 
 /** The instance's read requests so far, by where they were served. */

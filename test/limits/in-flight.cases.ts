@@ -12,6 +12,7 @@ import { MemoryLimiterStore } from '../../src/limits/memory.store';
 import { startTestApp, type TestApp, DATABASE_BOUND } from '../helpers/app';
 import { holdPets } from '../helpers/hold';
 import { createApiKey, createCategory, createPet } from '../helpers/builders';
+import { metric } from '../helpers/metrics';
 import { waitFor } from '../helpers/wait';
 
 describe('BoundedCounts', () => {
@@ -261,7 +262,7 @@ describe('requests in flight per identity, through HTTP', () => {
 
   const query = () => ({ query: `{ pet(id: "${petId}") { name } }` });
 
-  const waitsSoFar = async () => Number(/^petstore_admission_waits_total (\d+)/m.exec((await request(t.url).get('/metrics')).text)?.[1]);
+  const waitsSoFar = () => metric(t, 'petstore_admission_waits_total');
   const untilWaits = async (count: number) => waitFor(async () => (await waitsSoFar()) >= count, 10_000, `${count} requests waiting for a slot`);
 
   it(`lets requests past ${max} in flight wait for a slot, and answers every one`, async () => {

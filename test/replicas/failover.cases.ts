@@ -4,7 +4,8 @@ import { printFigure } from '../helpers/figures';
 import { gql } from '../helpers/gql';
 import type { TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
-import { metric, replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
+import { metric } from '../helpers/metrics';
+import { replicaAt, type Replication, startReplication, withReplication } from '../helpers/replication';
 
 /** The replica's state as each instance's /readyz shows it. */
 const statesOn = async (instances: TestApp[]) =>
