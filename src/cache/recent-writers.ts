@@ -23,30 +23,25 @@ export class RecentWriters {
     this.memory.set(identity, at);
     if (this.memory.size > SWEEP_PAST) this.sweep(at);
     if (!this.redis?.usable()) return;
-    await this.redis.client.set(this.keyOf(identity), String(at), 'PX', this.ttlMs).catch(() => undefined);
+    await this.redis.client.set(this.sharedKey(identity), String(at), 'PX', this.ttlMs).catch(() => undefined);
   }
 
   /**
-   * When `identity` last wrote, as far as any instance knows; 0 for not lately. Infinity when it
-   * cannot be told (Redis away): the caller then reads nothing cached.
+   * When `identity` last wrote, as far as this instance knows and `shared` (what Redis holds
+   * under `sharedKey(identity)`, read by the caller with whatever else it needs) says; 0 for not lately.
    */
-  async lastWrite(identity: string): Promise<number> {
+  lastWrite(identity: string, shared: string | null = null): number {
     const here = this.memory.get(identity) ?? 0;
-    if (!this.redis) return here;
-    if (!this.redis.usable()) return Number.POSITIVE_INFINITY;
-    try {
-      const shared = await this.redis.client.get(this.keyOf(identity));
-      return Math.max(here, shared === null ? 0 : Number(shared));
-    } catch {
-      return Number.POSITIVE_INFINITY;
-    }
+    return shared === null ? here : Math.max(here, Number(shared));
+  }
+
+  /** Where Redis keeps `identity`'s last write. */
+  sharedKey(identity: string): string {
+    return `${this.redis?.prefix}:{rc}:w:${identity}`;
   }
 
   private sweep(now: number): void {
     for (const [identity, at] of this.memory) if (at + this.ttlMs <= now) this.memory.delete(identity);
   }
 
-  private keyOf(identity: string): string {
-    return `${this.redis?.prefix}:{rc}:w:${identity}`;
-  }
 }

@@ -4,7 +4,10 @@ import { type Tag, tagsOfChange } from './cache-tags';
 import { type CachedAnswer, MemoryLevel, type Removal } from './memory-level';
 import { PurgeLog } from './purge-log';
 import { RecentWriters } from './recent-writers';
-import { RedisLevel } from './redis-level';
+import { RedisLevel, type SharedRead } from './redis-level';
+
+/** Redis is there but did not answer: nothing it holds, not even a writer's last write, is known. */
+const UNREADABLE = Symbol('unreadable');
 
 /** Why answers were purged: a change, the change stream lost, or their safety max-age. */
 export type PurgeReason = 'change' | 'stream_lost' | 'max_age' | 'evicted';
@@ -49,7 +52,7 @@ export class ResponseCache {
     const observer = options.observer;
     const removed = (why: Removal) => observer?.observePurge(why === 'expired' ? 'max_age' : why, 1);
     this.memory = new MemoryLevel(options.maxBytes, options.maxAgeMs, removed, options.now);
-    this.shared = options.redis && new RedisLevel(options.redis.client, options.redis.prefix);
+    this.shared = options.redis && new RedisLevel(options.redis.client, options.redis.prefix, (answer) => this.log.stands(answer));
     this.log = new PurgeLog(options.maxAgeMs, this.now);
     this.writers = new RecentWriters(options.maxAgeMs, options.redis, this.now);
   }
@@ -79,15 +82,19 @@ export class ResponseCache {
   /** The answer kept under `key` that this reader may be served, if any. `writer`: the caller's identity, when it can write. */
   async lookup(key: string, writer?: string): Promise<Lookup> {
     if (!this.listening) return this.bypass();
-    const wroteAt = writer === undefined ? 0 : await this.writers.lastWrite(writer);
-    if (wroteAt === Number.POSITIVE_INFINITY) return this.bypass();
-    const serves = (answer: CachedAnswer) => answer.startedAt > wroteAt && answer.startedAt > this.now() - this.options.maxAgeMs && this.log.stands(answer);
     const here = this.memory.get(key);
-    if (here && serves(here)) return this.hit(here, 'memory');
-    const shared = await this.fromRedis(key);
-    if (shared && serves(shared)) {
-      this.memory.set(key, shared, this.ttlLeft(shared));
-      return this.hit(shared, 'redis');
+    const local = here && this.stands(here) ? here : undefined;
+    if (local && writer === undefined) return this.hit(local, 'memory');
+    // One round trip for all the lookup still needs: the writer's last write, and the answer if memory has none.
+    const found = await this.fromRedis(local ? undefined : key, writer);
+    if (found === UNREADABLE && writer !== undefined) return this.bypass();
+    const shared = found === UNREADABLE ? undefined : found;
+    const wroteAt = writer === undefined ? 0 : this.writers.lastWrite(writer, shared?.beside);
+    if (local && local.startedAt > wroteAt) return this.hit(local, 'memory');
+    const there = shared?.answer;
+    if (there && this.stands(there) && there.startedAt > wroteAt) {
+      this.memory.set(key, there, this.ttlLeft(there));
+      return this.hit(there, 'redis');
     }
     this.options.observer?.observeLookup('miss', 'none');
     return { kind: 'miss' };
@@ -99,7 +106,12 @@ export class ResponseCache {
     const ttl = Math.min(ttlMs, this.ttlLeft(answer));
     if (ttl <= 0) return;
     this.memory.set(key, answer, ttl);
-    if (this.redisUsable()) this.shared?.set(key, answer, ttl).catch(() => undefined);
+    if (this.redisUsable()) this.shared?.set(key, answer, ttl);
+  }
+
+  /** Resolves once every answer kept so far is in Redis too, for the other instances (or Redis failed). */
+  settled(): Promise<void> {
+    return this.shared?.settled() ?? Promise.resolve();
   }
 
   /** `identity` committed a write: its later reads, on any instance, see nothing read before it. */
@@ -119,13 +131,20 @@ export class ResponseCache {
     this.options.observer?.observePurge('stream_lost', this.memory.clear());
   }
 
-  private async fromRedis(key: string): Promise<CachedAnswer | undefined> {
-    if (!this.redisUsable()) return undefined;
+  /** What Redis holds for a lookup; undefined when there is no Redis level, UNREADABLE when it does not answer. */
+  private async fromRedis(key: string | undefined, writer: string | undefined): Promise<SharedRead | typeof UNREADABLE | undefined> {
+    if (!this.shared) return undefined;
+    if (!this.redisUsable()) return UNREADABLE;
     try {
-      return await this.shared?.get(key);
+      return await this.shared.read(key, writer === undefined ? undefined : this.writers.sharedKey(writer));
     } catch {
-      return undefined;
+      return UNREADABLE;
     }
+  }
+
+  /** Younger than the max-age, and read after every purge of its tags this instance heard. */
+  private stands(answer: CachedAnswer): boolean {
+    return answer.startedAt > this.now() - this.options.maxAgeMs && this.log.stands(answer);
   }
 
   private redisUsable(): boolean {

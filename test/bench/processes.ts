@@ -27,14 +27,21 @@ export function gatewayScriptOf(checkout: string): string {
 
 /**
  * Starts a bench server script (compiled, relative to this file) and waits for its port; a gateway
- * runs with `npm start`'s Node flags, then `extraNodeFlags`.
+ * runs with `npm start`'s Node flags (unless `npmStartFlags` is false), then `extraNodeFlags`.
  */
-export async function startServer(name: string, script: string, args: string[], env: Record<string, string>, extraNodeFlags: string[] = []): Promise<BenchServer> {
+export async function startServer(
+  name: string,
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  extraNodeFlags: string[] = [],
+  { npmStartFlags = true } = {},
+): Promise<BenchServer> {
   // Only a contender given OTEL_* variables traces, whatever the shell running the bench has set.
   const untraced = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child: ChildProcess = fork(join(__dirname, script), args, {
     env: { ...untraced, ...env },
-    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...npmStartNodeFlags(), ...extraNodeFlags, ...cpuProfileFlags()] : process.execArgv,
+    execArgv: basename(script) === 'gateway.server.js' ? [...process.execArgv, ...(npmStartFlags ? npmStartNodeFlags() : []), ...extraNodeFlags, ...cpuProfileFlags()] : process.execArgv,
     // Their logs would drown the report; errors still show.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

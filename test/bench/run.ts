@@ -78,8 +78,8 @@ const tracedBaseline = BASELINE ? ['gateway, baseline, tracing on', 'gateway, ba
 
 /** Which servers each scenario runs on; the first is the one the others are compared with. */
 const ALL: [scenario: string, contenders: string[]][] = [
-  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway', ...baseline]],
-  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway', ...baseline]],
+  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', ...baseline]],
+  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', ...baseline]],
   ['REST', ['raw', 'gateway']],
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway', ...baseline]],
@@ -195,6 +195,10 @@ async function main(): Promise<void> {
     servers.set('gateway', await startServer('gateway', 'gateway.server.js', ['redis'], env));
     servers.set('gateway, memory store', await startServer('gateway, memory store', 'gateway.server.js', ['memory'], env));
     servers.set('gateway, limiter off', await startServer('gateway, limiter off', 'gateway.server.js', ['off'], env));
+    // What `npm start`'s memory flags cost and save: the same gateway without them.
+    if (PLAN.some(([, contenders]) => contenders.includes('gateway, no Node flags'))) {
+      servers.set('gateway, no Node flags', await startServer('gateway, no Node flags', 'gateway.server.js', ['redis'], env, [], { npmStartFlags: false }));
+    }
     if (PLAN.some(([scenario]) => scenario === 'tracing')) {
       sink = await startSpanSink();
       const traced = tracedEnv(env, sink);

@@ -22,20 +22,29 @@ function memoryRedis(): RedisConnection {
     async get(key: string) {
       return values.get(key) ?? null;
     },
+    async mget(...keys: string[]) {
+      return keys.map((key) => values.get(key) ?? null);
+    },
     async set(key: string, value: string) {
       values.set(key, value);
       return 'OK';
     },
-    // The store script has two arguments (the answer, its ttl); the purge script none.
-    async eval(_script: string, count: number, ...rest: string[]) {
-      const keys = rest.slice(0, count);
-      if (rest.length > count) {
-        values.set(keys[0], rest[count]);
-        for (const tag of keys.slice(1)) sets.set(tag, (sets.get(tag) ?? new Set()).add(keys[0]));
-        return 1;
+    // As the store script reads its arguments: how many answers, then each one's JSON, ms and number of tags.
+    async responseCacheStore(count: number, ...rest: (string | number)[]) {
+      const keys = rest.slice(0, count) as string[];
+      const args = rest.slice(count);
+      let k = 0;
+      for (let i = 0; i < Number(args[0]); i++) {
+        const [json, , tags] = args.slice(1 + 3 * i, 4 + 3 * i);
+        values.set(keys[k], String(json));
+        for (const tag of keys.slice(k + 1, k + 1 + Number(tags))) sets.set(tag, (sets.get(tag) ?? new Set()).add(keys[k]));
+        k += 1 + Number(tags);
       }
+      return 1;
+    },
+    async responseCachePurge(count: number, ...keys: string[]) {
       let removed = 0;
-      for (const tag of keys) {
+      for (const tag of keys.slice(0, count)) {
         for (const answer of sets.get(tag) ?? []) if (values.delete(answer)) removed++;
         sets.delete(tag);
       }
@@ -184,6 +193,7 @@ describe.each(eachStore<() => RedisConnection>([['memory stand-in', memoryRedis]
 
     it('serves from Redis what the other instance kept, then from its own memory', async () => {
       there.cache.store('a', answerOf(clock, ['pet:1']), MAX_AGE_MS);
+      await there.cache.settled();
       expect(kind(await here.cache.lookup('a'))).toBe('hit:redis');
       expect(kind(await here.cache.lookup('a'))).toBe('hit:memory');
     });
@@ -197,6 +207,7 @@ describe.each(eachStore<() => RedisConnection>([['memory stand-in', memoryRedis]
       clock.advance(1);
       there.cache.store('stale', stale, MAX_AGE_MS);
       there.cache.store('fresh', fresh, MAX_AGE_MS);
+      await there.cache.settled();
       expect(kind(await here.cache.lookup('stale'))).toBe('miss');
       expect(kind(await here.cache.lookup('fresh'))).toBe('hit:redis');
     });
@@ -204,10 +215,20 @@ describe.each(eachStore<() => RedisConnection>([['memory stand-in', memoryRedis]
     it('purges Redis too: the other instance no longer finds what a change read', async () => {
       here.cache.store('a', answerOf(clock, ['stock:1']), MAX_AGE_MS);
       here.cache.store('b', answerOf(clock, ['stock:2']), MAX_AGE_MS);
+      await here.cache.settled();
       clock.advance(1);
       here.cache.changed(stockChanged('1'));
       expect(kind(await there.cache.lookup('a'))).toBe('miss');
       expect(kind(await there.cache.lookup('b'))).toBe('hit:redis');
+    });
+
+    it('does not put in Redis an answer whose tags were purged before it was sent', async () => {
+      here.cache.store('a', answerOf(clock, ['pet:1']), MAX_AGE_MS);
+      clock.advance(1);
+      here.cache.changed(petChanged('1'));
+      await here.cache.settled();
+      // The other instance has not heard the change: only Redis could tell it the answer is stale.
+      expect(kind(await there.cache.lookup('a'))).toBe('miss');
     });
 
     it("tells the other instance of a writer's last write", async () => {
@@ -227,6 +248,7 @@ describe.each(eachStore<() => RedisConnection>([['memory stand-in', memoryRedis]
 
     it('refuses, once its stream is back, what Redis holds from before', async () => {
       there.cache.store('a', answerOf(clock, ['pet:1']), MAX_AGE_MS);
+      await there.cache.settled();
       clock.advance(1);
       here.cache.streamLost();
       expect(kind(await here.cache.lookup('a'))).toBe('bypass');
