@@ -43,5 +43,4 @@ export class RecentWriters {
   private sweep(now: number): void {
     for (const [identity, at] of this.memory) if (at + this.ttlMs <= now) this.memory.delete(identity);
   }
-
 }
