@@ -66,7 +66,7 @@ export class RedisLevel {
     private readonly redis: RedisConnection,
     private readonly prefix: string,
     /** Whether an answer about to be sent may still be kept (no purge of its tags heard since). */
-    private readonly stillStands: (answer: CachedAnswer) => boolean = () => true,
+    private readonly stillStands: (answer: CachedAnswer) => boolean,
   ) {
     if (!('responseCacheStore' in redis)) {
       redis.defineCommand('responseCacheStore', { lua: STORE });
