@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: Number(connections),
-    duration: Number(seconds),
+    ...(scenario.requests === undefined ? { duration: Number(seconds) } : { amount: scenario.requests }),
     ...(rate ? { overallRate: Number(rate) } : {}),
     requests: [
       {

@@ -25,6 +25,9 @@ import { type SpanSink, startSpanSink, tracedEnv } from './span-sink';
  * million pets, scale.ts; `replicas` for Q1 and Q2 on a primary alone and with a streaming replica,
  * replicas.ts; `cached` and `mixed` for the response cache, cached.ts and mixed.ts) runs some scenarios only. Beside each server's CPU per request it reports
  * PostgreSQL's (its backends' process time, pg-cpu.ts) when PostgreSQL runs on this machine.
+ * Q1 and Q2 also run the gateway without `npm start`'s Node flags and with its response cache off
+ * (the plain path, every query run). Each Q1 measurement of every contender follows a pass asking
+ * each pet once, so the gateway's cache is warm whatever ran before it (scenarios.ts `Q1pass`).
  *
  * `attack` measures a victim (Q1 over 2 connections, with a key) while an anonymous attacker keeps
  * ATTACK_IN_FLIGHT (default 16, an anonymous client's requests in flight) attack queries in flight (scenarios.ts `attacker`); it runs once,
@@ -78,8 +81,8 @@ const tracedBaseline = BASELINE ? ['gateway, baseline, tracing on', 'gateway, ba
 
 /** Which servers each scenario runs on; the first is the one the others are compared with. */
 const ALL: [scenario: string, contenders: string[]][] = [
-  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', ...baseline]],
-  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', ...baseline]],
+  ['Q1', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', 'gateway, cache off', ...baseline]],
+  ['Q2', ['raw GET', 'raw', 'postgraphile', 'gateway', 'gateway, no Node flags', 'gateway, cache off', ...baseline]],
   ['REST', ['raw', 'gateway']],
   ['placeOrder', ['raw', 'gateway']],
   ['cheap', ['gateway, limiter off', 'gateway, memory store', 'gateway', ...baseline]],
@@ -129,6 +132,7 @@ async function measure(server: BenchServer, scenario: string, firstRequest: numb
   const target = targetOf(server.name);
   const load = LOAD[scenario] ?? scenario;
   const rate = scenario === 'tracing' ? TRACING_RATE : undefined;
+  if (scenario === 'Q1') await runLoad(server.port, 'Q1pass', target, 0, 0);
   await runLoad(server.port, load, target, WARM_UP_SECONDS, firstRequest, 10, rate);
   const before = await server.stats();
   const pgBefore = await backendCpu(databaseUrl);
@@ -198,6 +202,10 @@ async function main(): Promise<void> {
     // What `npm start`'s memory flags cost and save: the same gateway without them.
     if (PLAN.some(([, contenders]) => contenders.includes('gateway, no Node flags'))) {
       servers.set('gateway, no Node flags', await startServer('gateway, no Node flags', 'gateway.server.js', ['redis'], env, [], { npmStartFlags: false }));
+    }
+    // The plain path alone: every query run, as PostGraphile runs every query.
+    if (PLAN.some(([, contenders]) => contenders.includes('gateway, cache off'))) {
+      servers.set('gateway, cache off', await startServer('gateway, cache off', 'gateway.server.js', ['redis'], { ...env, RESPONSE_CACHE: 'off' }));
     }
     if (PLAN.some(([scenario]) => scenario === 'tracing')) {
       sink = await startSpanSink();
