@@ -24,6 +24,7 @@ import { TrustedDocuments } from './graphql/trusted-documents';
 import { type Logger, withSafeErrors } from './logger';
 import { Admitter } from './limits/admit';
 import { LoopDelay } from './limits/loop-delay';
+import { LOW_PRIORITY_PER_TURN, TurnShare } from './limits/turn-share';
 import { createFieldLimiter } from './limits/field-limiter';
 import { ChangeHub } from './live/change-hub';
 import { listenForChanges, listenOnEmbeddedSession } from './live/change-listener';
@@ -178,6 +179,7 @@ export async function createApp(
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
     shedAtOf: limitInFlight ? shedAtOf : undefined,
     loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
+    turns: limitInFlight && config.shedLoopDelayMs > 0 ? new TurnShare(LOW_PRIORITY_PER_TURN) : undefined,
     unpaidRefusalOf: limitInFlight ? unpaidRefusalOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,

@@ -39,7 +39,10 @@ export interface Config {
   banSeconds: number;
   /** How long a banned client's request waits before its 403 (BAN_PAUSE_MS). */
   banPauseMs: number;
-  /** The event-loop delay at which anonymous requests are shed, FREE keys' at twice it; 0: never (SHED_LOOP_DELAY_MS; embedded, 0 by default). */
+  /**
+   * The event-loop delay at which anonymous requests are shed, FREE keys' at twice it, and while
+   * on, the two share the loop's turns (TurnShare); 0: never (SHED_LOOP_DELAY_MS; embedded, 0 by default).
+   */
   shedLoopDelayMs: number;
   /** Statement time a second FREE keys and anonymous clients may use together on an instance, anonymous half of it; 0: unbounded (UNPAID_DATABASE_MS_PER_SECOND; 500 with a PostgreSQL server, embedded 0). */
   unpaidDatabaseMsPerSecond: number;

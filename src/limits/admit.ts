@@ -9,6 +9,7 @@ import type { QuotedCaller } from './identity';
 import { type Admission, InFlight } from './in-flight';
 import type { Decision, RateLimiter, Refusal } from './limiter';
 import type { Quota } from './quota';
+import type { TurnShare } from './turn-share';
 
 /** Where refusals are counted (the gateway's metrics). */
 export interface RefusalObserver {
@@ -65,6 +66,11 @@ export interface AdmitterOptions<C extends QuotedCaller> {
    */
   loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
   /**
+   * The turns of the event loop that the callers `loopDelay` sheds (the low priorities) share:
+   * their requests wait here for one, and the wait counts as the loop's delay for them.
+   */
+  turns?: TurnShare;
+  /**
    * What the caller's next statement would meet now for its class (the unpaid classes' database
    * time spent), for a crowding caller to be refused at once; absent, or undefined, nothing.
    */
@@ -85,9 +91,10 @@ export interface AdmitterOptions<C extends QuotedCaller> {
  * that, when the instance already holds as many requests in flight as it keeps for the caller's
  * priority, or its event loop runs later than it keeps for that priority, or its class's database
  * time is spent, while the caller has CROWDING_REQUESTS others on it, the request is shed: 503
- * SERVICE_UNAVAILABLE with Retry-After, counting nothing. Nothing waits past the moment it can be
- * decided: a request over a window or banned is answered at once (a ban's pause aside), whatever
- * its client sent before.
+ * SERVICE_UNAVAILABLE with Retry-After, counting nothing. First of all, a low-priority request
+ * waits for its turn of the event loop, and how long it waited counts as the loop's lateness for
+ * it. Nothing waits past the moment it can be decided: a request over a window or banned is
+ * answered at once (a ban's pause aside), whatever its client sent before.
  */
 export class Admitter<C extends QuotedCaller = QuotedCaller> {
   private readonly inFlight: InFlight;
@@ -144,7 +151,8 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
   }
 
   /**
-   * The steps of every transport, in order: shed by priority, then (a request of its own, with
+   * The steps of every transport, in order: a turn of the event loop (the low priorities wait
+   * for one, TurnShare), shed by priority, then (a request of its own, with
    * its `request` scope) a slot among the identity's requests in flight, then the windows and the
    * ban, all in the limiter's one decision.
    */
@@ -154,7 +162,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if (!limiting) return UNLIMITED;
     // Read before any wait for a slot: a request queued behind a burst was still sent with it.
     sentAt ??= limiter.now();
-    const shed = this.shed(caller, identity);
+    const turn = this.turnOf(caller);
+    const waitedMs = typeof turn === 'number' ? turn : await turn;
+    if (request?.aborted) return {};
+    const shed = this.shed(caller, identity, waitedMs);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
       if (http) await this.untilRetryAfter(identity, sentAt, Math.min((shed.retryAfterSeconds ?? 1) * 1000, SHED_HOLD_MAX_MS), http.scope, http.connection);
@@ -182,7 +193,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
    * The refusal of a request the instance sheds for its priority, before anything is spent on it
    * (no slot, no look-up in the limiter's store); undefined when it goes on.
    */
-  private shed(caller: C, identity: string): ApiError | undefined {
+  private shed(caller: C, identity: string, waitedMs: number): ApiError | undefined {
     const shedAt = this.options.shedAtOf?.(caller);
     if (shedAt != null) {
       const { running, waiting } = this.inFlight.totals();
@@ -192,7 +203,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if ((!loopDelay && !unpaidRefusalOf) || this.presentOf(identity) < CROWDING_REQUESTS) return undefined;
     const shedAtDelay = loopDelay?.shedAtOf(caller);
     if (shedAtDelay != null) {
-      const lateMs = loopDelay!.ms();
+      const lateMs = Math.max(loopDelay!.ms(), waitedMs);
       if (lateMs >= shedAtDelay) return instanceLagging(lateMs);
     }
     // Refused now, counting nothing, rather than counted and refused after its wait.
@@ -222,6 +233,15 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
       else this.held.set(identity, left);
     }
     if (connection) this.shedOnConnection.set(connection, this.now());
+  }
+
+  /**
+   * A low-priority caller's turn of the event loop (TurnShare): 0 when it starts now, else a
+   * promise of how long it waited for it, in ms.
+   */
+  private turnOf(caller: C): number | Promise<number> {
+    const { turns, loopDelay } = this.options;
+    return (turns && loopDelay?.shedAtOf(caller) != null && turns.take()) || 0;
   }
 
   /** The identity's other requests on this instance: running, queued for a slot, or a shed one held. */
