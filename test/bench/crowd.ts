@@ -18,7 +18,7 @@ import { type BenchServer, startDeployment } from './processes';
  * requests a second (default 10), spread over the instances, with keys of their own each phase,
  * each from an address of its own (127.0.1.1, 127.0.1.2).
  * Phases: the victims alone; during an anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60,
- * the client sockets bound to them); during a crowd of 30 FREE keys. Every crowd member keeps its
+ * the client sockets bound to them); during a crowd of 30 FREE keys (each from an address of its own, 127.0.2.1 to 127.0.2.30). Every crowd member keeps its
  * in-flight bound (FREE's, 16) of requests in flight on every instance, each the most expensive
  * document it may send (crowd-documents.ts), chosen at the start by its cost and database time.
  * On one instance, then on two sharing PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase.
@@ -45,7 +45,7 @@ const PHASES = (['alone', 'anonymous crowd', 'FREE-key crowd'] as const).filter(
 );
 const ADDRESSES = Array.from({ length: 59 }, (_, i) => `127.0.0.${i + 2}`);
 const THROUGH_NGINX = process.env.CROWD_PROXY === 'nginx';
-/** Each victim a client of its own, apart from the crowd's addresses (and from the FREE keys', 127.0.0.1). */
+/** Each victim a client of its own, apart from the crowd's addresses. */
 const VICTIM_ADDRESSES = ['127.0.1.1', '127.0.1.2'];
 const VICTIMS = [
   ['PRO', 'pro'],
@@ -65,7 +65,8 @@ const VICTIM_P99_MS = 100;
 type Phase = 'alone' | 'anonymous crowd' | 'FREE-key crowd';
 const CROWDS: Record<Exclude<Phase, 'alone'>, CrowdMember[]> = {
   'anonymous crowd': ADDRESSES.map((localAddress) => ({ localAddress })),
-  'FREE-key crowd': Array.from({ length: CROWD_KEYS }, (_, i) => ({ key: crowdKey(i) })),
+  // Thirty customers, each from an address of its own, as nginx's per-address bounds see them.
+  'FREE-key crowd': Array.from({ length: CROWD_KEYS }, (_, i) => ({ key: crowdKey(i), localAddress: `127.0.2.${i + 1}` })),
 };
 
 export interface VictimFigures {
