@@ -178,8 +178,10 @@ export async function createApp(
     quotaOf: quotaOfCaller,
     admissionOf: limitInFlight ? admissionOfCaller : undefined,
     shedAtOf: limitInFlight ? shedAtOf : undefined,
-    loopDelay: limitInFlight && config.shedLoopDelayMs > 0 ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs) } : undefined,
-    turns: limitInFlight && config.shedLoopDelayMs > 0 ? new TurnShare(LOW_PRIORITY_PER_TURN) : undefined,
+    loopDelay:
+      limitInFlight && config.shedLoopDelayMs > 0
+        ? { ms: () => loopDelay.ms, shedAtOf: (caller) => shedAtLoopDelayOf(caller, config.shedLoopDelayMs), turns: new TurnShare(LOW_PRIORITY_PER_TURN) }
+        : undefined,
     unpaidRefusalOf: limitInFlight ? unpaidRefusalOf : undefined,
     banPauseMs: config.banPauseMs,
     limiting,

@@ -62,14 +62,11 @@ export interface AdmitterOptions<C extends QuotedCaller> {
   shedAtOf?: (caller: C) => number | null;
   /**
    * How late the instance's event loop runs now (ms), and the delay at which the caller's requests
-   * are shed (null: never); absent, none are shed for it.
+   * are shed (null: never); absent, none are shed for it. `turns`: the loop's turns, which the
+   * callers it may shed (the low priorities) share: their requests wait there for one, and the
+   * wait counts as the loop's delay for them.
    */
-  loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null };
-  /**
-   * The turns of the event loop that the callers `loopDelay` sheds (the low priorities) share:
-   * their requests wait here for one, and the wait counts as the loop's delay for them.
-   */
-  turns?: TurnShare;
+  loopDelay?: { ms: () => number; shedAtOf: (caller: C) => number | null; turns?: TurnShare };
   /**
    * What the caller's next statement would meet now for its class (the unpaid classes' database
    * time spent), for a crowding caller to be refused at once; absent, or undefined, nothing.
@@ -162,10 +159,13 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     if (!limiting) return UNLIMITED;
     // Read before any wait for a slot: a request queued behind a burst was still sent with it.
     sentAt ??= limiter.now();
-    const turn = this.turnOf(caller);
+    const { loopDelay } = this.options;
+    const shedAtDelay = loopDelay?.shedAtOf(caller) ?? null;
+    // A low priority's turn of the event loop: none to wait for (0), or the ms it waited.
+    const turn = (shedAtDelay !== null && loopDelay!.turns?.take()) || 0;
     const waitedMs = typeof turn === 'number' ? turn : await turn;
     if (request?.aborted) return {};
-    const shed = this.shed(caller, identity, waitedMs);
+    const shed = this.shed(caller, identity, shedAtDelay, waitedMs);
     if (shed) {
       this.options.metrics.observeRefusal('shed', false);
       if (http) await this.untilRetryAfter(identity, sentAt, Math.min((shed.retryAfterSeconds ?? 1) * 1000, SHED_HOLD_MAX_MS), http.scope, http.connection);
@@ -191,9 +191,10 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
 
   /**
    * The refusal of a request the instance sheds for its priority, before anything is spent on it
-   * (no slot, no look-up in the limiter's store); undefined when it goes on.
+   * (no slot, no look-up in the limiter's store); undefined when it goes on. `shedAtDelay`: the
+   * loop's delay at which the caller is shed (null: never), `waitedMs` its wait for a turn.
    */
-  private shed(caller: C, identity: string, waitedMs: number): ApiError | undefined {
+  private shed(caller: C, identity: string, shedAtDelay: number | null, waitedMs: number): ApiError | undefined {
     const shedAt = this.options.shedAtOf?.(caller);
     if (shedAt != null) {
       const { running, waiting } = this.inFlight.totals();
@@ -201,8 +202,7 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
     }
     const { loopDelay, unpaidRefusalOf } = this.options;
     if ((!loopDelay && !unpaidRefusalOf) || this.presentOf(identity) < CROWDING_REQUESTS) return undefined;
-    const shedAtDelay = loopDelay?.shedAtOf(caller);
-    if (shedAtDelay != null) {
+    if (shedAtDelay !== null) {
       const lateMs = Math.max(loopDelay!.ms(), waitedMs);
       if (lateMs >= shedAtDelay) return instanceLagging(lateMs);
     }
@@ -233,15 +233,6 @@ export class Admitter<C extends QuotedCaller = QuotedCaller> {
       else this.held.set(identity, left);
     }
     if (connection) this.shedOnConnection.set(connection, this.now());
-  }
-
-  /**
-   * A low-priority caller's turn of the event loop (TurnShare): 0 when it starts now, else a
-   * promise of how long it waited for it, in ms.
-   */
-  private turnOf(caller: C): number | Promise<number> {
-    const { turns, loopDelay } = this.options;
-    return (turns && loopDelay?.shedAtOf(caller) != null && turns.take()) || 0;
   }
 
   /** The identity's other requests on this instance: running, queued for a slot, or a shed one held. */

@@ -18,9 +18,10 @@ import { type BenchServer, startDeployment } from './processes';
  * requests a second (default 10), spread over the instances, with keys of their own each phase,
  * each from an address of its own (127.0.1.1, 127.0.1.2).
  * Phases: the victims alone; during an anonymous crowd (59 addresses, 127.0.0.2 to 127.0.0.60,
- * the client sockets bound to them); during a crowd of 30 FREE keys (each from an address of its own, 127.0.2.1 to 127.0.2.30). Every crowd member keeps its
- * in-flight bound (FREE's, 16) of requests in flight on every instance, each the most expensive
- * document it may send (crowd-documents.ts), chosen at the start by its cost and database time.
+ * the client sockets bound to them); during a crowd of 30 FREE keys (each from an address of its
+ * own, 127.0.2.1 to 127.0.2.30). Every crowd member keeps its in-flight bound (FREE's, 16) of
+ * requests in flight on every instance, each the most expensive document it may send
+ * (crowd-documents.ts), chosen at the start by its cost and database time.
  * On one instance, then on two sharing PostgreSQL and Redis; CROWD_SECONDS (default 20) a phase.
  * On a database of its own holding CROWD_PETS pets (default 100,000), whatever BENCH_PETS says.
  * CROWD_PROXY=nginx sends victims and crowd through the shipped deploy/nginx/petstore.conf in

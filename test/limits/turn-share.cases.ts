@@ -63,8 +63,7 @@ describe('the admitter and the turns', () => {
   const admitterWithTurns = (share: TurnShare) =>
     testAdmitter({
       admissionOf: () => ({ max: 16, queue: 32, waitMs: 1_000 }),
-      loopDelay: { ms: () => 0, shedAtOf: (caller) => shedAtLoopDelayOf(caller, 50) },
-      turns: share,
+      loopDelay: { ms: () => 0, shedAtOf: (caller) => shedAtLoopDelayOf(caller, 50), turns: share },
     });
 
   it('makes only the priorities shed by a late loop wait for a turn: a paying key never does', async () => {
